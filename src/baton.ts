@@ -1,0 +1,119 @@
+import { systemClock, type Clock } from './clock.js';
+import { cancel, type CancelResult } from './client/cancel.js';
+import type { ClientDeps } from './client/deps.js';
+import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
+import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.js';
+import { retry } from './client/retry.js';
+import { resolveBatonOptions, type BatonOptions } from './config.js';
+import { ConfigError } from './errors.js';
+import type { AnyTask, PayloadOf, ResultOf, Task } from './job/task.js';
+import type { EnqueueOptions, Job } from './job/types.js';
+import { TypedEmitter, type ClientEvents } from './observe/events.js';
+import { createLogger, type Logger } from './observe/logger.js';
+import { instrumentStore, type StoreObserver } from './store/instrumented.js';
+import { openStore } from './store/open.js';
+import type { QueueCount, Store } from './store/store.js';
+import { Worker } from './worker/worker.js';
+import type { WorkerOptions } from './worker/options.js';
+
+/** The handle `createBaton` returns: client operations, workers, and close. */
+export interface Baton {
+  /** The instrumented store (internal; for tests and adapters). */
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /**
+   * Enqueues one job. With a task object the payload is typed and checked against
+   * its schema; with a name, against the task of that name among `tasks` (when given).
+   * @returns the job; with a `key` held by a non-terminal job, that job instead
+   * @throws ValidationError (bad payload, options, non-JSON, NUL, too large: nothing written); NotFoundError (unknown task name)
+   */
+  enqueue<T extends AnyTask>(task: T, payload: PayloadOf<T>, options?: EnqueueOptions): Promise<Job<PayloadOf<T>, ResultOf<T>>>;
+  enqueue(task: string, payload?: unknown, options?: EnqueueOptions): Promise<Job>;
+  /** Enqueues several jobs in one transaction: all or none. */
+  enqueueMany(items: EnqueueItem[]): Promise<Job[]>;
+  /** Cancels from any process; see {@link CancelResult}. @throws NotFoundError */
+  cancel(id: number, reason?: string): Promise<CancelResult>;
+  /** Runs a failed or cancelled job again. @throws NotFoundError, ConflictError */
+  retry(id: number): Promise<Job>;
+  /** @throws NotFoundError */
+  getJob(id: number): Promise<Job>;
+  listJobs(options?: ListOptions): Promise<Job[]>;
+  queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
+  /** Creates a worker (not started); `worker.start()` begins claiming. @throws ConfigError */
+  worker(options: WorkerOptions): Worker;
+  /** Client events of this process (`job:enqueued`). */
+  on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): () => void;
+  /** Stops every worker it created (graceful), then closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (running migrations) and returns the client and worker
+ * factory. One per process is typical; every process sharing the database sees
+ * the same jobs.
+ * @throws ConfigError for bad options or an unsupported URL; StoreError when the database cannot be opened
+ */
+export async function createBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
+  const o = resolveBatonOptions(options);
+  const logger = options.logger ?? createLogger();
+  const clock = options.clock ?? systemClock;
+  let raw: Store;
+  try {
+    raw = o.store ?? openStore(o.database);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`cannot open database ${o.database}: ${(error as Error).message}`);
+  }
+  const store = instrumentStore(raw, logger.child({ component: 'store' }), observer);
+  if (o.migrate) {
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  const events = new TypedEmitter<ClientEvents>(() => logger);
+  const deps: ClientDeps = { store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit };
+  const workers = new Set<Worker>();
+  let closing: Promise<void> | undefined;
+
+  const baton: Baton = {
+    store,
+    logger,
+    clock,
+    async enqueue(task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) {
+      const [job] = await enqueueMany(deps, [{ task, payload, ...(options ? { options } : {}) }]);
+      return job as Job<never, never>;
+    },
+    enqueueMany: (items) => enqueueMany(deps, items),
+    cancel: (id, reason) => cancel(deps, id, reason ?? null),
+    retry: (id) => retry(deps, id),
+    getJob: (id) => getJob(deps, id),
+    listJobs: (options) => listJobs(deps, options),
+    queueCounts: (prefix) => queueCounts(deps, prefix),
+    worker(options) {
+      const worker = new Worker(options, {
+        store,
+        clock,
+        logger,
+        payloadLimit: o.payloadLimit,
+        onLocalEnqueue: (listener) => events.on('job:enqueued', listener),
+      });
+      workers.add(worker);
+      return worker;
+    },
+    on: (event, listener) => events.on(event, listener),
+    close() {
+      closing ??= (async () => {
+        await Promise.all([...workers].map((w) => w.stop()));
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+  return baton;
+}
+
+export type { Task };

@@ -1,0 +1,15 @@
+import type { Clock } from '../clock.js';
+import type { AnyTask } from '../job/task.js';
+import type { ClientEvents, TypedEmitter } from '../observe/events.js';
+import type { Store } from '../store/store.js';
+
+/** What the client functions share. */
+export interface ClientDeps {
+  store: Store;
+  clock: Clock;
+  events: TypedEmitter<ClientEvents>;
+  /** Known tasks by name; enqueue by name checks against it when it is not empty. */
+  tasks: Map<string, AnyTask>;
+  /** Limit of serialized payloads in bytes. */
+  payloadLimit: number;
+}

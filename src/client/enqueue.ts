@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { serializeJson } from '../job/payload.js';
+import { isTask, validatePayload, type AnyTask } from '../job/task.js';
+import type { EnqueueOptions, Job } from '../job/types.js';
+import type { NewJob } from '../store/store.js';
+import type { ClientDeps } from './deps.js';
+
+/** Attempts when neither the enqueue nor the task says. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+const optionsSchema = z
+  .object({
+    queue: z.string().min(1).max(200).optional(),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    runAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'invalid date').optional(),
+    delay: z.number().int().nonnegative().optional(),
+    maxAttempts: z.number().int().min(1).max(1000).optional(),
+    timeout: z.number().int().positive().optional(),
+    key: z.string().min(1).max(500).optional(),
+  })
+  .strict()
+  .refine((o) => o.runAt === undefined || o.delay === undefined, { message: 'give runAt or delay, not both', path: ['delay'] });
+
+/** One item of `enqueueMany`. */
+export interface EnqueueItem {
+  task: AnyTask | string;
+  payload?: unknown;
+  options?: EnqueueOptions;
+}
+
+/**
+ * Checks and serializes one job: options, the task's schema (when the task is
+ * known), JSON-only payload and size limit. Does no I/O to the store.
+ * @throws ValidationError naming each bad field; NotFoundError for a task name the registry lacks
+ */
+export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<NewJob> {
+  const parsed = optionsSchema.safeParse(item.options ?? {});
+  if (!parsed.success) {
+    throw new ValidationError(
+      'invalid enqueue options',
+      parsed.error.issues.map((i) => ({ path: i.path as (string | number)[], message: i.message })),
+    );
+  }
+  const options = parsed.data;
+  const name = isTask(item.task) ? item.task.name : item.task;
+  if (typeof name !== 'string' || name.length === 0) throw new ValidationError('task must be a task or a task name');
+  const task = isTask(item.task) ? item.task : deps.tasks.get(name);
+  if (!task && deps.tasks.size > 0) {
+    throw new NotFoundError(`unknown task "${name}"; known tasks: ${[...deps.tasks.keys()].sort().join(', ')}`);
+  }
+  // JSON check first, so a non-JSON value never reaches a schema that might coerce it.
+  serializeJson(item.payload, 'payload', deps.payloadLimit);
+  const payload = task ? await validatePayload(task, item.payload) : item.payload;
+  const now = deps.clock.now();
+  return {
+    queue: options.queue ?? 'default',
+    task: name,
+    payload: serializeJson(payload, 'payload', deps.payloadLimit),
+    priority: options.priority ?? 0,
+    runAt: options.runAt ? options.runAt.getTime() : now + (options.delay ?? 0),
+    maxAttempts: options.maxAttempts ?? task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    timeoutMs: options.timeout ?? task?.timeout ?? null,
+    key: options.key ?? null,
+  };
+}
+
+/**
+ * Enqueues jobs in one transaction: all are written or none. Every item is
+ * checked before anything is written.
+ * @returns the jobs in input order; for a `key` already held by a non-terminal job, that job
+ * @throws ValidationError / NotFoundError (nothing written); StoreError
+ */
+export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[]): Promise<Job[]> {
+  if (!Array.isArray(items)) throw new ValidationError('enqueueMany takes an array of { task, payload, options }');
+  const prepared: NewJob[] = [];
+  for (const [index, item] of items.entries()) {
+    try {
+      prepared.push(await prepareJob(deps, item));
+    } catch (error) {
+      if (error instanceof ValidationError) {
+        throw new ValidationError(`item ${index}`, error.issues.length ? error.issues : [{ path: [index], message: error.message }]);
+      }
+      throw error;
+    }
+  }
+  if (prepared.length === 0) return [];
+  const inserted = await deps.store.jobInsertMany({ jobs: prepared, now: deps.clock.now() });
+  for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
+  return inserted.map((i) => i.job);
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { JOB_STATES, type Job } from '../job/types.js';
+import type { JobFilter, QueueCount } from '../store/store.js';
+import type { ClientDeps } from './deps.js';
+
+/**
+ * Reads one job.
+ * @throws NotFoundError when no job has that id
+ */
+export async function getJob(deps: ClientDeps, id: number): Promise<Job> {
+  const job = await deps.store.jobGet({ id });
+  if (!job) throw new NotFoundError(`no job with id ${id}`);
+  return job;
+}
+
+/** Filter and page of `listJobs`. `limit` 1..1000 @defaultValue 50; `before` = id cursor (exclusive). */
+export interface ListOptions extends JobFilter {
+  limit?: number;
+  before?: number;
+}
+
+const listSchema = z.object({
+  state: z.enum(JOB_STATES).optional(),
+  queue: z.string().optional(),
+  task: z.string().optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  before: z.number().int().positive().optional(),
+});
+
+/**
+ * Lists jobs newest first.
+ * @throws ValidationError for an unknown state or a bad limit
+ */
+export async function listJobs(deps: ClientDeps, options: ListOptions = {}): Promise<Job[]> {
+  const parsed = listSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new ValidationError('invalid list options', parsed.error.issues.map((i) => ({ path: i.path as string[], message: i.message })));
+  }
+  const { limit = 50, before, ...filter } = parsed.data;
+  return deps.store.jobList({ ...filter, limit, ...(before === undefined ? {} : { beforeId: before }) });
+}
+
+/** Job counts per queue and state, optionally only queues starting with `queuePrefix`. */
+export async function queueCounts(deps: ClientDeps, queuePrefix?: string): Promise<QueueCount[]> {
+  return deps.store.queueCounts(queuePrefix === undefined ? {} : { queuePrefix });
+}

@@ -1,0 +1,30 @@
+/**
+ * Time source. Every time-dependent decision takes `now` from a Clock so tests can
+ * control time without sleeping (River's approach). Values are milliseconds since
+ * the Unix epoch.
+ */
+export interface Clock {
+  now(): number;
+}
+
+/** The wall clock: `Date.now()`. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Resolves after `ms` milliseconds, or rejects with `signal.reason` as soon as the
+ * signal aborts. The timer never keeps the process alive on its own.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import { ConfigError } from './errors.js';
+import { isTask, type AnyTask } from './job/task.js';
+import { DEFAULT_PAYLOAD_LIMIT } from './job/payload.js';
+import type { Store } from './store/store.js';
+import { defaultDatabaseUrl } from './store/open.js';
+
+/** Options of `createBaton`. */
+export interface BatonOptions {
+  /** Database URL: `sqlite:PATH`. @defaultValue `BATON_DATABASE_URL`, else `sqlite:./baton.db` */
+  database?: string;
+  /** An opened driver instead of `database` (tests, custom setups). */
+  store?: Store;
+  /** Tasks known to this client: enqueue by name is checked against them. @defaultValue [] */
+  tasks?: AnyTask[];
+  /** Maximum serialized size of a payload, result or checkpoint, in bytes. @defaultValue 1 MiB */
+  payloadLimit?: number;
+  /** Run migrations when opening. @defaultValue true */
+  migrate?: boolean;
+  /** @defaultValue pino on stderr, level from BATON_LOG_LEVEL, else 'info' */
+  logger?: Logger;
+  /** @defaultValue the system clock */
+  clock?: Clock;
+}
+
+const schema = z.object({
+  database: z.string().min(1).optional(),
+  store: z.custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).jobClaim === 'function').optional(),
+  tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).optional(),
+  payloadLimit: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
+  migrate: z.boolean().optional(),
+  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
+  clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
+});
+
+/**
+ * Validates `createBaton` options and applies defaults.
+ * @throws ConfigError naming the bad option
+ */
+export function resolveBatonOptions(options: BatonOptions) {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+  }
+  const o = parsed.data;
+  return {
+    database: o.database ?? defaultDatabaseUrl(),
+    store: o.store,
+    tasks: o.tasks ?? [],
+    payloadLimit: o.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
+    migrate: o.migrate ?? true,
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Baton: durable background jobs for TypeScript on Node.js.
+ * The only public entry point.
+ */
+export { createBaton, type Baton } from './baton.js';
+export type { BatonOptions } from './config.js';
+export { defineTask, isTask, tasksFromModule, type Task, type AnyTask, type TaskOptions, type PayloadOf, type ResultOf } from './job/task.js';
+export type { Backoff } from './job/backoff.js';
+export type { Job, JobState, JobError, Progress, Json, EnqueueOptions } from './job/types.js';
+export { JOB_STATES, TERMINAL_STATES } from './job/types.js';
+export { DEFAULT_PAYLOAD_LIMIT } from './job/payload.js';
+export type { EnqueueItem } from './client/enqueue.js';
+export type { CancelResult } from './client/cancel.js';
+export type { ListOptions } from './client/query.js';
+export { Worker } from './worker/worker.js';
+export type { WorkerOptions } from './worker/options.js';
+export type { JobContext } from './worker/context.js';
+export type { ForEachOptions, ForEachResult } from './worker/for-each.js';
+export type { WorkerEvents, ClientEvents, StopSummary } from './observe/events.js';
+export { sleep, systemClock, type Clock } from './clock.js';
+export {
+  BatonError,
+  ValidationError,
+  PayloadTooLargeError,
+  NotFoundError,
+  ConflictError,
+  ConfigError,
+  StoreError,
+  NonRetryableError,
+  AbortReason,
+  CancelledError,
+  ShutdownError,
+  TimeoutError,
+  LeaseLostError,
+  type ValidationIssue,
+} from './errors.js';

@@ -1,0 +1,85 @@
+import { PayloadTooLargeError, ValidationError, type ValidationIssue } from '../errors.js';
+import type { Json } from './types.js';
+
+/** Default size limit of a serialized payload, result or checkpoint: 1 MiB. */
+export const DEFAULT_PAYLOAD_LIMIT = 1024 * 1024;
+
+/**
+ * Checks that `value` is plain JSON that every driver stores and returns unchanged,
+ * and serializes it. One rule on every driver:
+ * - refused: `bigint`, `NaN`/`±Infinity`, functions, symbols, cyclic references,
+ *   `Date` and other class instances (convert them yourself, e.g. `toISOString()`),
+ *   `undefined` inside arrays, strings or keys containing NUL (`\u0000`, which
+ *   PostgreSQL cannot store) or lone UTF-16 surrogates (not representable in UTF-8);
+ * - an object property whose value is `undefined` is omitted, as `JSON.stringify` does;
+ * - a top-level `undefined` becomes `null`.
+ *
+ * @param what - names the value in messages, e.g. "payload"
+ * @param limitBytes - maximum UTF-8 length of the serialized JSON
+ * @returns the JSON text
+ * @throws ValidationError naming each bad field; PayloadTooLargeError over the limit
+ */
+export function serializeJson(value: unknown, what: string, limitBytes: number): string {
+  const issues: ValidationIssue[] = [];
+  checkValue(value === undefined ? null : value, [], new Set(), issues);
+  if (issues.length > 0) throw new ValidationError(`${what} is not plain JSON`, issues.slice(0, 20));
+  const text = JSON.stringify(value === undefined ? null : value);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limitBytes) throw new PayloadTooLargeError(what, bytes, limitBytes);
+  return text;
+}
+
+/** Parses JSON text written by `serializeJson`; null stays null. */
+export function parseJson<T = Json>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+function checkValue(value: unknown, path: (string | number)[], seen: Set<object>, issues: ValidationIssue[]): void {
+  switch (typeof value) {
+    case 'string':
+      checkString(value, path, issues);
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) issues.push({ path, message: `${value} is not a JSON number` });
+      return;
+    case 'boolean':
+      return;
+    case 'bigint':
+      issues.push({ path, message: 'bigint is not JSON; pass a string or a number' });
+      return;
+    case 'undefined':
+      issues.push({ path, message: 'undefined is not JSON (inside an array)' });
+      return;
+    case 'function':
+    case 'symbol':
+      issues.push({ path, message: `a ${typeof value} is not JSON` });
+      return;
+  }
+  if (value === null) return;
+  const object = value as object;
+  if (seen.has(object)) {
+    issues.push({ path, message: 'cyclic reference' });
+    return;
+  }
+  seen.add(object);
+  if (Array.isArray(object)) {
+    object.forEach((item, index) => checkValue(item, [...path, index], seen, issues));
+  } else {
+    const proto = Object.getPrototypeOf(object);
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (object as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+      issues.push({ path, message: `a ${name} is not plain JSON${name === 'Date' ? '; pass date.toISOString()' : ''}` });
+    } else {
+      for (const [key, item] of Object.entries(object)) {
+        checkString(key, [...path, key], issues, 'key');
+        if (item !== undefined) checkValue(item, [...path, key], seen, issues);
+      }
+    }
+  }
+  seen.delete(object);
+}
+
+function checkString(value: string, path: (string | number)[], issues: ValidationIssue[], what = 'string'): void {
+  if (value.includes('\u0000')) issues.push({ path, message: `${what} contains a NUL character (\\u0000)` });
+  if (!value.isWellFormed()) issues.push({ path, message: `${what} contains a lone UTF-16 surrogate` });
+}

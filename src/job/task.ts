@@ -1,0 +1,128 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { ConfigError, ValidationError } from '../errors.js';
+import { z } from 'zod';
+import { backoffSchema, type Backoff } from './backoff.js';
+import type { JobContext } from '../worker/context.js';
+
+const TASK_BRAND = Symbol.for('baton.task');
+
+/** What `defineTask` takes. `Payload` is inferred from `schema` when one is given. */
+export interface TaskOptions<Payload, Result> {
+  /** Standard Schema (zod, valibot, arktype…) the payload must satisfy at enqueue and at run. */
+  schema?: StandardSchemaV1<unknown, Payload>;
+  /** Runs one attempt. Resolve to complete with a JSON result; throw to fail the attempt. */
+  handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
+  /** Attempts before `failed`, 1..1000. @defaultValue 3 */
+  maxAttempts?: number;
+  /** Per-attempt timeout in ms. @defaultValue none */
+  timeout?: number;
+  /** Retry delay policy. @defaultValue {@link DEFAULT_BACKOFF} */
+  backoff?: Backoff;
+}
+
+/** A task: a name plus its handler. Create with {@link defineTask}. */
+export interface Task<Payload = unknown, Result = unknown> {
+  readonly [TASK_BRAND]: true;
+  readonly name: string;
+  readonly schema: StandardSchemaV1<unknown, Payload> | undefined;
+  readonly handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
+  readonly maxAttempts: number | undefined;
+  readonly timeout: number | undefined;
+  readonly backoff: Backoff | undefined;
+}
+
+/** Any task, whatever its payload and result types. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTask = Task<any, any>;
+/** The payload type of a task. */
+export type PayloadOf<T> = T extends Task<infer P, unknown> ? P : never;
+/** The result type of a task. */
+export type ResultOf<T> = T extends Task<never, infer R> ? Awaited<R> : never;
+
+const TASK_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
+
+const taskOptionsSchema = z.object({
+  maxAttempts: z.number().int().min(1).max(1000).optional(),
+  timeout: z.number().int().positive().optional(),
+  backoff: backoffSchema.optional(),
+});
+
+/**
+ * Defines a task. Payload and result types flow from here to `enqueue` and to the
+ * handler.
+ *
+ * @example
+ * export const resize = defineTask('resize', {
+ *   schema: z.object({ url: z.string().url() }),
+ *   handler: async ({ url }, ctx) => ({ bytes: 10 }),
+ * });
+ * @throws ConfigError on a bad name (1–200 of A–Z a–z 0–9 _ . : - /) or bad options
+ */
+export function defineTask<Payload = unknown, Result = unknown>(
+  name: string,
+  options: TaskOptions<Payload, Result>,
+): Task<Payload, Result> {
+  if (typeof name !== 'string' || !TASK_NAME.test(name)) {
+    throw new ConfigError(`task name ${JSON.stringify(name)} is invalid: use 1-200 characters of A-Z a-z 0-9 _ . : - /`);
+  }
+  if (typeof options?.handler !== 'function') throw new ConfigError(`task "${name}": handler must be a function`);
+  const checked = taskOptionsSchema.safeParse(options);
+  if (!checked.success) {
+    throw new ConfigError(`task "${name}": ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return Object.freeze({
+    [TASK_BRAND]: true as const,
+    name,
+    schema: options.schema,
+    handler: options.handler,
+    maxAttempts: options.maxAttempts,
+    timeout: options.timeout,
+    backoff: options.backoff,
+  });
+}
+
+/** True when `value` was made by `defineTask` (any copy of the package). */
+export function isTask(value: unknown): value is AnyTask {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TASK_BRAND] === true;
+}
+
+/**
+ * Validates `payload` against the task's schema (when it has one).
+ * @returns the schema's output value (it may coerce or default fields)
+ * @throws ValidationError naming each bad field
+ */
+export async function validatePayload<P>(task: Task<P, unknown>, payload: unknown): Promise<P> {
+  if (!task.schema) return payload as P;
+  const outcome = await task.schema['~standard'].validate(payload);
+  if (outcome.issues) {
+    throw new ValidationError(
+      `invalid payload for task "${task.name}"`,
+      outcome.issues.map((issue) => ({
+        path: (issue.path ?? []).map((p) => (typeof p === 'object' ? (p.key as string | number) : (p as string | number))),
+        message: issue.message,
+      })),
+    );
+  }
+  return outcome.value;
+}
+
+/**
+ * Collects the tasks a module exports: its named exports that are tasks, and a
+ * default export that is a task or an array of tasks.
+ * @throws ConfigError when the module exports no task or two tasks share a name
+ */
+export function tasksFromModule(module: Record<string, unknown>, source: string): AnyTask[] {
+  const found: AnyTask[] = [];
+  for (const [exportName, value] of Object.entries(module)) {
+    if (isTask(value)) found.push(value);
+    else if (exportName === 'default' && Array.isArray(value)) found.push(...value.filter(isTask));
+  }
+  const unique = [...new Map(found.map((t) => [t, t])).values()];
+  if (unique.length === 0) throw new ConfigError(`${source} exports no task (use defineTask and export it)`);
+  const names = new Set<string>();
+  for (const task of unique) {
+    if (names.has(task.name)) throw new ConfigError(`${source} exports two tasks named "${task.name}"`);
+    names.add(task.name);
+  }
+  return unique;
+}

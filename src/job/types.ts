@@ -1,0 +1,91 @@
+/**
+ * The job model shared by every part of Baton.
+ *
+ * States (stored):
+ * ```
+ *            enqueue
+ *               │
+ *   ┌────────► queued ──cancel──► cancelled
+ *   │ retry /   │ claim              ▲
+ *   │ release   ▼                    │ cancel (handler settles or grace passes)
+ *   └──────── running ───────────────┘
+ *              │    │
+ *   completed ◄┘    └► failed (attempts exhausted, non-retryable, lease lost on the last attempt)
+ * ```
+ * Views derive `delayed` (queued, runAt in the future, attempt 0), `retrying`
+ * (queued, attempt > 0) and `cancelling` (running with a cancel request).
+ */
+
+/** JSON values: what payloads, results and checkpoints may hold. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export const JOB_STATES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** A stored job state. */
+export type JobState = (typeof JOB_STATES)[number];
+/** States a job never leaves. */
+export const TERMINAL_STATES: readonly JobState[] = ['completed', 'failed', 'cancelled'];
+
+/** `ctx.progress(current, total?, message?)` as stored. */
+export interface Progress {
+  current: number;
+  total?: number;
+  message?: string;
+}
+
+/** One failed attempt. `time` is when it failed. */
+export interface JobError {
+  attempt: number;
+  time: Date;
+  message: string;
+  stack: string | null;
+}
+
+/** A job as users read it (SPEC "Jobs"). Times are Dates; ids are positive integers. */
+export interface Job<Payload = Json, Result = Json> {
+  id: number;
+  queue: string;
+  task: string;
+  payload: Payload;
+  state: JobState;
+  priority: number;
+  runAt: Date;
+  attempt: number;
+  maxAttempts: number;
+  /** Per-attempt timeout in ms; null = none. */
+  timeoutMs: number | null;
+  key: string | null;
+  progress: Progress | null;
+  checkpoint: Json;
+  result: Result | null;
+  errors: JobError[];
+  cancelRequestedAt: Date | null;
+  cancelReason: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+}
+
+/** A job claimed by a worker, with the fencing token of this claim. */
+export interface ClaimedJob extends Job {
+  leaseToken: number;
+}
+
+/** Options of `enqueue` / `enqueueMany`. */
+export interface EnqueueOptions {
+  /** @defaultValue 'default' */
+  queue?: string;
+  /** Lower runs first. Integer. @defaultValue 0 */
+  priority?: number;
+  /** Earliest start. Mutually exclusive with `delay`. */
+  runAt?: Date;
+  /** Earliest start, in ms from now. */
+  delay?: number;
+  /** Attempts before `failed`, 1..1000. @defaultValue the task's, else 3 */
+  maxAttempts?: number;
+  /** Per-attempt timeout in ms. @defaultValue the task's, else none */
+  timeout?: number;
+  /** Idempotency key: while a non-terminal job with this key exists, enqueue returns it. */
+  key?: string;
+}

@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import type { ClaimedJob, Job, Progress } from '../job/types.js';
+
+/** Summary `worker.stop()` resolves with. Counts are jobs. */
+export interface StopSummary {
+  /** Jobs that reached an outcome (completed, failed, cancelled, retry) during the stop. */
+  finished: number;
+  /** Jobs released back to `queued` (attempt not counted, checkpoint kept). */
+  released: number;
+  /** Handlers that never settled and were left behind; their late writes are dropped. */
+  abandoned: number;
+}
+
+/**
+ * Worker lifecycle events and their payloads (names `noun:verb`).
+ * Listeners run synchronously; a listener that throws is logged and never
+ * crashes the worker (see {@link TypedEmitter.emit}).
+ */
+export interface WorkerEvents {
+  'worker:started': { workerId: string };
+  /** `stop()` was called (or SIGTERM/SIGINT under the CLI). */
+  'worker:stopping': { workerId: string; running: number };
+  'worker:stopped': { workerId: string; summary: StopSummary };
+  /** A background loop (fetch, heartbeat, cancel poll) hit an error; it keeps going. */
+  'worker:error': { workerId: string; loop: string; error: unknown };
+  'job:claimed': { job: ClaimedJob };
+  'job:progress': { job: ClaimedJob; progress: Progress };
+  'job:checkpoint': { job: ClaimedJob; checkpoint: unknown };
+  /** `durationMs`: claim to completion. */
+  'job:completed': { job: ClaimedJob; result: unknown; durationMs: number };
+  /** `retryAt` is null when the job is now `failed` for good. */
+  'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };
+  'job:cancelled': { job: ClaimedJob; reason: string | null };
+  /** Released by shutdown: back to queued, attempt not counted. */
+  'job:released': { job: ClaimedJob };
+  /** The handler's signal fired; `reason` is one of the four abort errors. */
+  'job:aborted': { job: ClaimedJob; reason: Error };
+  /** The worker's lease on the job was taken over; its later writes are dropped. */
+  'lease:lost': { job: ClaimedJob };
+  /** A write of a run that no longer owns the job was refused by the fencing token. */
+  'write:dropped': { job: ClaimedJob; op: string };
+}
+
+/** Client events, emitted by `createBaton()`'s client in this process. */
+export interface ClientEvents {
+  'job:enqueued': { job: Job };
+}
+
+type Listener<T> = (payload: T) => void;
+
+/**
+ * A small typed event emitter. Unlike Node's EventEmitter it has no special
+ * `'error'` event, and a listener that throws is logged and skipped
+ * (graphile-worker's "safeEmit"), so no event can crash a worker.
+ */
+export class TypedEmitter<Events extends object> {
+  readonly #listeners = new Map<keyof Events, Set<Listener<never>>>();
+  readonly #logger: () => Logger | undefined;
+
+  constructor(logger: () => Logger | undefined = () => undefined) {
+    this.#logger = logger;
+  }
+
+  /** Adds a listener; returns a function that removes it. */
+  on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
+    let set = this.#listeners.get(event);
+    if (!set) this.#listeners.set(event, (set = new Set()));
+    set.add(listener as Listener<never>);
+    return () => this.off(event, listener);
+  }
+
+  /** Adds a listener that runs once. */
+  once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
+    const off = this.on(event, (payload) => {
+      off();
+      listener(payload);
+    });
+    return off;
+  }
+
+  off<K extends keyof Events>(event: K, listener: Listener<Events[K]>): void {
+    this.#listeners.get(event)?.delete(listener as Listener<never>);
+  }
+
+  /** Calls every listener of `event`; a listener that throws is logged, the rest still run. */
+  emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+    const set = this.#listeners.get(event);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        (listener as Listener<Events[K]>)(payload);
+      } catch (error) {
+        this.#logger()?.error({ err: error, event }, 'event listener threw');
+      }
+    }
+  }
+}

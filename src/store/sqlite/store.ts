@@ -1,0 +1,302 @@
+import Database from 'better-sqlite3';
+import { ConfigError, ConflictError } from '../../errors.js';
+import type { Progress } from '../../job/types.js';
+import type { Migration } from '../migration.js';
+import type {
+  CancelOutcome,
+  CancelRequest,
+  InsertedJob,
+  JobFilter,
+  Lease,
+  LeaseReport,
+  NewJob,
+  QueueCount,
+  RescueReport,
+  Store,
+  StoredError,
+} from '../store.js';
+import { migrations as sqliteMigrations } from './migrations/index.js';
+import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+
+/** Options of the SQLite driver. */
+export interface SqliteStoreOptions {
+  /** How long a statement waits for another process's write lock, in ms. @defaultValue 5000 */
+  busyTimeoutMs?: number;
+  /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
+  migrations?: Migration[];
+}
+
+const LEASE_EXPIRED_MESSAGE = 'lease expired: the worker stopped heartbeating (crashed, killed or frozen)';
+const CLEAR_LEASE = 'lease_owner = NULL, lease_expires_at = NULL';
+const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
+
+/**
+ * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a
+ * busy timeout, so several processes on one host can share it. Multi-statement
+ * writes run in `BEGIN IMMEDIATE` transactions, single writes are one statement.
+ * Synchronous under the hood; methods return promises to match {@link Store}.
+ */
+export class SqliteStore implements Store {
+  readonly driver = 'sqlite';
+  readonly supportsListen = false;
+  readonly #db: Database.Database;
+  readonly #migrations: Migration[];
+  readonly #statements = new Map<string, Database.Statement>();
+
+  /**
+   * @param filename - path of the database file (created when missing), or ":memory:"
+   * @throws StoreError (through the instrumented wrapper) when the file cannot be opened
+   */
+  constructor(filename: string, options: SqliteStoreOptions = {}) {
+    this.#db = new Database(filename, { timeout: options.busyTimeoutMs ?? 5000 });
+    this.#migrations = options.migrations ?? sqliteMigrations;
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+  }
+
+  #sql(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.#db.prepare(sql)));
+    return statement;
+  }
+
+  async migrate(): Promise<void> {
+    const db = this.#db;
+    db.exec(`CREATE TABLE IF NOT EXISTS baton_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, breaking INTEGER NOT NULL DEFAULT 0, applied_at INTEGER NOT NULL)`);
+    db.transaction(() => {
+      const applied = db.prepare('SELECT version, name, breaking FROM baton_migrations ORDER BY version').all() as Array<{
+        version: number;
+        name: string;
+        breaking: number;
+      }>;
+      const known = Math.max(0, ...this.#migrations.map((m) => m.version));
+      const newer = applied.filter((m) => m.version > known && m.breaking);
+      if (newer.length > 0) {
+        throw new ConfigError(
+          `database schema is at version ${newer.at(-1)!.version} (${newer.at(-1)!.name}), newer than this Baton knows (${known}); upgrade baton`,
+        );
+      }
+      const done = new Set(applied.map((m) => m.version));
+      for (const migration of this.#migrations) {
+        if (done.has(migration.version)) continue;
+        db.exec(migration.sql);
+        db.prepare('INSERT INTO baton_migrations (version, name, breaking, applied_at) VALUES (?, ?, ?, ?)').run(
+          migration.version,
+          migration.name,
+          migration.breaking ? 1 : 0,
+          Date.now(),
+        );
+      }
+    }).immediate();
+  }
+
+  async jobInsertMany({ jobs, now }: { jobs: NewJob[]; now: number }): Promise<InsertedJob[]> {
+    const findByKey = this.#sql(`SELECT * FROM jobs WHERE key = ? AND state IN ('queued','running')`);
+    const insert = this.#sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at)
+      VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now) RETURNING *`);
+    return this.#db
+      .transaction(() =>
+        jobs.map((job): InsertedJob => {
+          if (job.key !== null) {
+            const existing = findByKey.get(job.key) as JobRow | undefined;
+            if (existing) return { job: rowToJob(existing), created: false };
+          }
+          return { job: rowToJob(insert.get({ ...job, now }) as JobRow), created: true };
+        }),
+      )
+      .immediate();
+  }
+
+  async jobClaim(params: { workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }) {
+    const rows = this.#sql(`UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
+        lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE state = 'queued' AND run_at <= @now
+          AND queue IN (SELECT value FROM json_each(@queues)) AND task IN (SELECT value FROM json_each(@tasks))
+        ORDER BY priority, run_at, id LIMIT @limit)
+      RETURNING *`).all({
+      workerId: params.workerId,
+      expires: params.now + params.leaseMs,
+      now: params.now,
+      queues: JSON.stringify(params.queues),
+      tasks: JSON.stringify(params.tasks),
+      limit: params.limit,
+    }) as JobRow[];
+    return rows
+      .sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.id - b.id)
+      .map(rowToClaimedJob);
+  }
+
+  async jobComplete({ id, token, result, now }: { id: number; token: number; result: string; now: number }) {
+    return this.#fenced(`state = 'completed', result = @result, finished_at = @now, ${CLEAR_LEASE}`, { id, token, result, now });
+  }
+
+  async jobFail({ id, token, error, retryAt, now }: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }) {
+    const set =
+      retryAt === null
+        ? `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${CLEAR_LEASE}`
+        : `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${CLEAR_LEASE}`;
+    return this.#fenced(set, { id, token, now, retryAt, error: JSON.stringify(error) });
+  }
+
+  async jobFinishCancelled({ id, token, now }: { id: number; token: number; now: number }) {
+    return this.#fenced(`state = 'cancelled', finished_at = @now, ${CLEAR_LEASE}`, { id, token, now });
+  }
+
+  async jobCheckpoint({ id, token, checkpoint }: { id: number; token: number; checkpoint: string }) {
+    return this.#fenced('checkpoint = @checkpoint', { id, token, checkpoint });
+  }
+
+  async jobProgress({ id, token, progress }: { id: number; token: number; progress: Progress }) {
+    return this.#fenced('progress = @progress', { id, token, progress: JSON.stringify(progress) });
+  }
+
+  #fenced(set: string, params: Record<string, unknown>): boolean {
+    return this.#sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
+  }
+
+  async jobRelease({ leases, now }: { leases: Lease[]; now: number }): Promise<number[]> {
+    if (leases.length === 0) return [];
+    const rows = this.#sql(`UPDATE jobs SET
+        state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
+        finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
+        run_at = @now, attempt = attempt - 1, ${CLEAR_LEASE}
+      WHERE state = 'running' AND (id, lease_token) IN
+        (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
+      RETURNING id`).all({ now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+    return rows.map((r) => r.id);
+  }
+
+  async leaseExtendMany({ owner, leases, leaseMs, now }: { owner: string; leases: Lease[]; leaseMs: number; now: number }): Promise<LeaseReport> {
+    if (leases.length === 0) return { lost: [], cancelRequested: [] };
+    const rows = this.#sql(`UPDATE jobs SET lease_expires_at = @expires
+      WHERE state = 'running' AND lease_owner = @owner AND (id, lease_token) IN
+        (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
+      RETURNING id, cancel_requested_at, cancel_reason`).all({
+      owner,
+      expires: now + leaseMs,
+      leases: JSON.stringify(leases.map((l) => [l.id, l.token])),
+    }) as Array<{ id: number; cancel_requested_at: number | null; cancel_reason: string | null }>;
+    const held = new Set(rows.map((r) => r.id));
+    return {
+      lost: leases.filter((l) => !held.has(l.id)).map((l) => l.id),
+      cancelRequested: rows.filter((r) => r.cancel_requested_at !== null).map((r) => ({ id: r.id, reason: r.cancel_reason })),
+    };
+  }
+
+  async jobCancelRequests({ ids }: { ids: number[] }): Promise<CancelRequest[]> {
+    if (ids.length === 0) return [];
+    return this.#sql(`SELECT id, cancel_reason AS reason FROM jobs
+      WHERE id IN (SELECT value FROM json_each(?)) AND state = 'running' AND cancel_requested_at IS NOT NULL`).all(
+      JSON.stringify(ids),
+    ) as CancelRequest[];
+  }
+
+  async jobRescueExpired({ now }: { now: number }): Promise<RescueReport> {
+    const any = this.#sql(`SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires_at < ? LIMIT 1`).get(now);
+    if (!any) return { requeued: [], failed: [], cancelled: [] };
+    const expired = `state = 'running' AND lease_expires_at < @now`;
+    const error = `json_object('attempt', attempt, 'time', @now, 'message', '${LEASE_EXPIRED_MESSAGE}', 'stack', NULL)`;
+    const ids = (sql: string) => (this.#sql(sql).all({ now }) as Array<{ id: number }>).map((r) => r.id);
+    return this.#db
+      .transaction(() => ({
+        cancelled: ids(`UPDATE jobs SET state = 'cancelled', finished_at = @now, ${CLEAR_LEASE}
+          WHERE ${expired} AND cancel_requested_at IS NOT NULL RETURNING id`),
+        failed: ids(`UPDATE jobs SET state = 'failed', finished_at = @now, errors = json_insert(errors, '$[#]', ${error}), ${CLEAR_LEASE}
+          WHERE ${expired} AND attempt >= max_attempts RETURNING id`),
+        requeued: ids(`UPDATE jobs SET state = 'queued', run_at = @now, errors = json_insert(errors, '$[#]', ${error}), ${CLEAR_LEASE}
+          WHERE ${expired} RETURNING id`),
+      }))
+      .immediate();
+  }
+
+  async jobCancel({ id, reason, now }: { id: number; reason: string | null; now: number }) {
+    return this.#db
+      .transaction(() => {
+        const row = this.#sql('SELECT state FROM jobs WHERE id = ?').get(id) as { state: string } | undefined;
+        if (!row) return null;
+        let outcome: CancelOutcome = 'unchanged';
+        if (row.state === 'queued') {
+          this.#sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now
+            WHERE id = @id`).run({ id, now, reason });
+          outcome = 'cancelled';
+        } else if (row.state === 'running') {
+          this.#sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now),
+            cancel_reason = coalesce(cancel_reason, @reason) WHERE id = @id`).run({ id, now, reason });
+          outcome = 'requested';
+        }
+        return { job: rowToJob(this.#sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), outcome };
+      })
+      .immediate();
+  }
+
+  async jobRetry({ id, now }: { id: number; now: number }) {
+    return this.#db
+      .transaction(() => {
+        const row = this.#sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+        if (!row) return null;
+        if (row.state !== 'failed' && row.state !== 'cancelled') return { job: rowToJob(row), retried: false };
+        if (row.key !== null && this.#sql(`SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued','running')`).get(row.key)) {
+          throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
+        }
+        const updated = this.#sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL,
+            cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+          WHERE id = @id RETURNING *`).get({ id, now }) as JobRow;
+        return { job: rowToJob(updated), retried: true };
+      })
+      .immediate();
+  }
+
+  async jobGet({ id }: { id: number }) {
+    const row = this.#sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return row ? rowToJob(row) : null;
+  }
+
+  async jobList(params: JobFilter & { limit: number; beforeId?: number }) {
+    const where = ['1 = 1'];
+    if (params.state) where.push('state = @state');
+    if (params.queue) where.push('queue = @queue');
+    if (params.task) where.push('task = @task');
+    if (params.beforeId !== undefined) where.push('id < @beforeId');
+    const rows = this.#sql(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
+      state: params.state ?? null,
+      queue: params.queue ?? null,
+      task: params.task ?? null,
+      beforeId: params.beforeId ?? null,
+      limit: params.limit,
+    }) as JobRow[];
+    return rows.map(rowToJob);
+  }
+
+  async queueCounts({ queuePrefix }: { queuePrefix?: string }): Promise<QueueCount[]> {
+    return this.#sql(`SELECT queue, state, count(*) AS count FROM jobs
+      WHERE @prefix IS NULL OR substr(queue, 1, length(@prefix)) = @prefix
+      GROUP BY queue, state ORDER BY queue, state`).all({ prefix: queuePrefix ?? null }) as QueueCount[];
+  }
+
+  watchChanges({ intervalMs, listener }: { intervalMs: number; listener: () => void }): () => void {
+    const version = () => this.#db.pragma('data_version', { simple: true }) as number;
+    let last = version();
+    const timer = setInterval(() => {
+      if (!this.#db.open) return;
+      let current: number;
+      try {
+        current = version();
+      } catch {
+        return; // busy or closing: the next tick looks again, and polling is the safety net
+      }
+      if (current !== last) {
+        last = current;
+        listener();
+      }
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}

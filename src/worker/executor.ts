@@ -1,0 +1,266 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import {
+  CancelledError,
+  LeaseLostError,
+  NonRetryableError,
+  ShutdownError,
+  TimeoutError,
+  ValidationError,
+  describeError,
+  describeStack,
+} from '../errors.js';
+import { DEFAULT_BACKOFF, backoffDelay } from '../job/backoff.js';
+import { serializeJson } from '../job/payload.js';
+import { validatePayload, type AnyTask } from '../job/task.js';
+import type { ClaimedJob, Json } from '../job/types.js';
+import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { Store } from '../store/store.js';
+import { createContext } from './context.js';
+
+/** What a run needs from its worker. */
+export interface ExecutorDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  events: TypedEmitter<WorkerEvents>;
+  workerId: string;
+  payloadLimit: number;
+  progressInterval: number;
+  abortGrace: number;
+  cancelGrace: number;
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * One attempt of one job, from claim to outcome.
+ *
+ * ```
+ * running ──handler resolves──────────────► complete (fenced)
+ *    │    ──handler throws────────────────► fail: retry with backoff, or failed
+ *    │
+ *    └─ signal aborts with reason R:
+ *         TimeoutError  → failed attempt recorded at once; slot held until the handler
+ *                         settles or abortGrace passes
+ *         CancelledError→ wait until the handler settles or cancelGrace passes → cancelled
+ *         LeaseLostError→ nothing recorded (another run owns the job)
+ *         ShutdownError → handler resolves: completed; throws: released (attempt not
+ *                         counted); still running after abortGrace: left for the
+ *                         shutdown's final release
+ * ```
+ * `done` resolves when the slot is free. Every write is fenced by the lease token;
+ * a refused write means the lease was lost and is logged, never retried.
+ */
+export class JobRun {
+  readonly job: ClaimedJob;
+  readonly task: AnyTask;
+  /** Resolves when this run no longer needs its concurrency slot. */
+  readonly done: Promise<void>;
+  readonly #deps: ExecutorDeps;
+  readonly #controller = new AbortController();
+  readonly #logger: Logger;
+  readonly #startedAt: number;
+  /** True while this run holds the lease and has recorded no outcome. */
+  #holding = true;
+  /** Handler settled (or was given up on). */
+  #settled = false;
+  #timeout: NodeJS.Timeout | undefined;
+
+  constructor(job: ClaimedJob, task: AnyTask, deps: ExecutorDeps) {
+    this.job = job;
+    this.task = task;
+    this.#deps = deps;
+    this.#startedAt = deps.clock.now();
+    this.#logger = deps.logger.child({ component: 'job', jobId: job.id, attempt: job.attempt, task: job.task });
+    this.done = this.#run();
+  }
+
+  /** True while the run holds the lease and its outcome is not yet recorded. */
+  get holding(): boolean {
+    return this.#holding;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  get aborted(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /** Aborts the handler's signal with `reason` (first reason wins). */
+  abort(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): void {
+    if (this.#controller.signal.aborted || this.#settled) return;
+    this.#logger.info({ reason: reason.code }, 'aborting job');
+    this.#controller.abort(reason);
+    this.#deps.events.emit('job:aborted', { job: this.job, reason });
+  }
+
+  /** The lease was found lost (heartbeat or a refused write): stop holding, abort the handler. */
+  leaseLost(): void {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.#logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
+    this.#deps.events.emit('lease:lost', { job: this.job });
+    this.abort(new LeaseLostError());
+  }
+
+  /** Hands the job back (shutdown step 4) if still held; returns true when it was held. */
+  relinquish(): boolean {
+    const held = this.#holding;
+    this.#holding = false;
+    return held;
+  }
+
+  async #run(): Promise<void> {
+    const { job, task } = this;
+    const deps = this.#deps;
+    const signal = this.#controller.signal;
+    const { ctx, flush, dispose } = createContext({
+      job,
+      signal,
+      logger: this.#logger,
+      payloadLimit: deps.payloadLimit,
+      progressInterval: deps.progressInterval,
+      writeCheckpoint: async (text, value) => {
+        if (!this.#holding) return false;
+        const held = await deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text });
+        if (held) deps.events.emit('job:checkpoint', { job, checkpoint: value });
+        return held;
+      },
+      writeProgress: async (progress) => {
+        if (!this.#holding) return true;
+        const held = await deps.store.jobProgress({ id: job.id, token: job.leaseToken, progress });
+        if (held) deps.events.emit('job:progress', { job, progress });
+        return held;
+      },
+      onLeaseLost: () => this.leaseLost(),
+    });
+
+    if (job.timeoutMs !== null) {
+      this.#timeout = setTimeout(() => this.abort(new TimeoutError(job.timeoutMs!)), job.timeoutMs);
+    }
+    const handler = this.#invoke(ctx);
+    const abortedWith = new Promise<Error>((resolve) => {
+      if (signal.aborted) resolve(signal.reason as Error);
+      signal.addEventListener('abort', () => resolve(signal.reason as Error), { once: true });
+    });
+
+    const first = await Promise.race([handler.then((s) => ({ kind: 'settled' as const, s })), abortedWith.then((r) => ({ kind: 'aborted' as const, r }))]);
+    try {
+      if (first.kind === 'settled' && !signal.aborted) {
+        this.#settled = true;
+        await flush().catch(() => undefined);
+        if (first.s.ok) await this.#complete(first.s.value);
+        else await this.#fail(first.s.error);
+        return;
+      }
+      const reason = first.kind === 'aborted' ? first.r : (signal.reason as Error);
+      if (reason instanceof TimeoutError) {
+        await this.#fail(reason);
+        await this.#waitSettled(handler, deps.abortGrace);
+      } else if (reason instanceof CancelledError) {
+        await this.#waitSettled(handler, deps.cancelGrace);
+        await this.#cancelled(reason);
+      } else if (reason instanceof ShutdownError) {
+        const settled = await this.#waitSettled(handler, deps.abortGrace);
+        if (settled?.ok) await this.#complete(settled.value);
+        else if (settled) await this.#release();
+        // not settled: the shutdown releases it (step 4)
+      } else {
+        await this.#waitSettled(handler, deps.abortGrace);
+      }
+    } catch (error) {
+      // A store failure while recording the outcome: the lease will expire and the
+      // job will be rescued; nothing more to do here.
+      this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
+    } finally {
+      clearTimeout(this.#timeout);
+      dispose();
+    }
+  }
+
+  /** Runs the handler; never rejects, whatever the handler throws or rejects with. */
+  async #invoke(ctx: Parameters<AnyTask['handler']>[1]): Promise<Settled> {
+    try {
+      const payload = await validatePayload(this.task, this.job.payload).catch((error: unknown) => {
+        throw error instanceof ValidationError ? new NonRetryableError(error.message, { cause: error }) : error;
+      });
+      return { ok: true, value: await this.task.handler(payload, ctx) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  /** Waits for the handler up to `graceMs`; returns how it settled, or null. */
+  async #waitSettled(handler: Promise<Settled>, graceMs: number): Promise<Settled | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([handler, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), graceMs)))]);
+    clearTimeout(timer);
+    this.#settled = true;
+    if (outcome === null) {
+      this.#logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
+      void handler.then(() => this.#logger.info('abandoned handler settled; its outcome was dropped'));
+    }
+    return outcome;
+  }
+
+  #written(ok: boolean, op: string): boolean {
+    if (ok) return true;
+    this.#holding = false;
+    this.#logger.warn({ op }, 'write dropped: this run no longer holds the job (fencing token changed)');
+    this.#deps.events.emit('write:dropped', { job: this.job, op });
+    this.#deps.events.emit('lease:lost', { job: this.job });
+    return false;
+  }
+
+  async #complete(value: unknown): Promise<void> {
+    if (!this.#holding) return;
+    let result: string;
+    try {
+      result = serializeJson(value === undefined ? null : value, 'result', this.#deps.payloadLimit);
+    } catch (error) {
+      return this.#fail(new NonRetryableError(`handler returned an invalid result: ${describeError(error)}`));
+    }
+    const deps = this.#deps;
+    const now = deps.clock.now();
+    this.#holding = false;
+    if (!this.#written(await deps.store.jobComplete({ id: this.job.id, token: this.job.leaseToken, result, now }), 'jobComplete')) return;
+    this.#logger.debug('job completed');
+    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: now - this.#startedAt });
+  }
+
+  async #fail(error: unknown): Promise<void> {
+    if (!this.#holding) return;
+    const deps = this.#deps;
+    const now = deps.clock.now();
+    const final = error instanceof NonRetryableError || this.job.attempt >= this.job.maxAttempts;
+    const retryAt = final ? null : now + backoffDelay(this.task.backoff ?? DEFAULT_BACKOFF, this.job.attempt);
+    const message = describeError(error);
+    const stored = { attempt: this.job.attempt, time: now, message, stack: describeStack(error) };
+    this.#holding = false;
+    if (!this.#written(await deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }), 'jobFail')) return;
+    this.#logger.warn({ err: error, retryAt }, retryAt === null ? 'job failed' : 'attempt failed; will retry');
+    deps.events.emit('job:failed', { job: this.job, error, message, retryAt: retryAt === null ? null : new Date(retryAt) });
+  }
+
+  async #cancelled(reason: CancelledError): Promise<void> {
+    if (!this.#holding) return;
+    const deps = this.#deps;
+    this.#holding = false;
+    if (!this.#written(await deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }), 'jobFinishCancelled')) return;
+    this.#logger.info('job cancelled');
+    deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
+  }
+
+  async #release(): Promise<void> {
+    if (!this.#holding) return;
+    const deps = this.#deps;
+    this.#holding = false;
+    const released = await deps.store.jobRelease({ leases: [{ id: this.job.id, token: this.job.leaseToken }], now: deps.clock.now() });
+    if (!this.#written(released.length === 1, 'jobRelease')) return;
+    this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
+    deps.events.emit('job:released', { job: this.job });
+  }
+}

@@ -1,0 +1,36 @@
+import { JobRun } from './executor.js';
+import type { WorkerState } from './state.js';
+
+/**
+ * Claims due jobs into the free slots (one `jobClaim` for all of them) and starts
+ * a run for each. When a run ends, `onSlotFree` is called so the worker can claim
+ * again. Does nothing while the worker is stopping.
+ * @returns how many jobs were claimed
+ */
+export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<number> {
+  const free = state.options.concurrency - state.runs.size;
+  if (state.stopping || free <= 0) return 0;
+  const claimed = await state.store.jobClaim({
+    workerId: state.options.workerId,
+    tasks: [...state.tasks.keys()],
+    queues: state.options.queues,
+    limit: free,
+    leaseMs: state.options.leaseTtl,
+    now: state.clock.now(),
+  });
+  if (state.stopping && claimed.length > 0) {
+    // stop() began while this claim was in flight: hand the jobs straight back.
+    await state.store.jobRelease({ leases: claimed.map((job) => ({ id: job.id, token: job.leaseToken })), now: state.clock.now() });
+    return 0;
+  }
+  for (const job of claimed) {
+    const run = new JobRun(job, state.tasks.get(job.task)!, state.executor);
+    state.runs.add(run);
+    state.events.emit('job:claimed', { job });
+    void run.done.then(() => {
+      state.runs.delete(run);
+      onSlotFree();
+    });
+  }
+  return claimed.length;
+}

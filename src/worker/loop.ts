@@ -1,0 +1,65 @@
+/**
+ * A background loop: runs `body` every `intervalMs`, never two at once, and turns
+ * every error into a call of `onError` (so no loop can raise an unhandled
+ * rejection). Tests call `runOnce()` directly instead of waiting for the timer.
+ */
+export class Loop {
+  readonly name: string;
+  readonly #body: () => Promise<void>;
+  readonly #intervalMs: number;
+  readonly #onError: (loop: string, error: unknown) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(name: string, intervalMs: number, body: () => Promise<void>, onError: (loop: string, error: unknown) => void) {
+    this.name = name;
+    this.#intervalMs = intervalMs;
+    this.#body = body;
+    this.#onError = onError;
+  }
+
+  /** Starts the timer. The timer does not keep the process alive. */
+  start(): void {
+    if (this.#timer) return;
+    this.#stopped = false;
+    this.#timer = setInterval(() => void this.runOnce(), this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Stops the timer and waits for a run in progress. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#stopped = true;
+    this.#again = false;
+    await this.#running;
+  }
+
+  /**
+   * Runs the body now. If a run is in progress, one more run follows it (calls in
+   * between coalesce). Resolves when the runs it caused are done; never rejects.
+   * Does nothing once the loop is stopped.
+   */
+  runOnce(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      do {
+        this.#again = false;
+        if (this.#stopped) break;
+        try {
+          await this.#body();
+        } catch (error) {
+          this.#onError(this.name, error);
+        }
+      } while (this.#again);
+      this.#running = undefined;
+    })();
+    return this.#running;
+  }
+}

@@ -1,0 +1,108 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { ConfigError } from '../errors.js';
+import { isTask, type AnyTask } from '../job/task.js';
+
+const ms = (min = 1) => z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(min, `must be at least ${min} ms`).max(2_147_483_647);
+
+const schema = z
+  .object({
+    tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).min(1, 'give at least one task'),
+    queues: z.array(z.string().min(1)).min(1).optional(),
+    concurrency: z.number().int().min(1).max(1000).optional(),
+    pollInterval: ms(10).optional(),
+    watchInterval: ms(5).optional(),
+    cancelPollInterval: ms(10).optional(),
+    leaseTtl: ms(100).optional(),
+    heartbeatInterval: ms(10).optional(),
+    rescueInterval: ms(10).optional(),
+    drainTimeout: ms(0).optional(),
+    abortGrace: ms(0).optional(),
+    cancelGrace: ms(0).optional(),
+    progressInterval: ms(0).optional(),
+    workerId: z.string().min(1).max(200).optional(),
+    logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
+    clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
+  })
+  .strict();
+
+/** Options of `baton.worker(…)`. Durations are ms; `undefined` means the default. */
+export interface WorkerOptions {
+  /** The tasks this worker runs; it claims only these. */
+  tasks: AnyTask[];
+  /** Queues to claim from. @defaultValue ['default'] */
+  queues?: string[];
+  /** Jobs run at once. 1..1000. @defaultValue 10 */
+  concurrency?: number;
+  /** Safety-net poll for due jobs (delayed jobs, missed wake-ups). @defaultValue 1000 */
+  pollInterval?: number;
+  /** How often to look for changes committed by other processes (wake-ups, cancels). @defaultValue 20 */
+  watchInterval?: number;
+  /** How often running jobs' cancel flags are read, as a fallback to the watch. @defaultValue 200 */
+  cancelPollInterval?: number;
+  /** Lease length; a job whose worker stops heartbeating is claimable this long after the last heartbeat. @defaultValue 30000 */
+  leaseTtl?: number;
+  /** Lease renewal period; must be below leaseTtl. @defaultValue leaseTtl / 3 */
+  heartbeatInterval?: number;
+  /** How often expired leases are looked for. @defaultValue 1000 */
+  rescueInterval?: number;
+  /** Shutdown: time running jobs get to finish before their signals abort. @defaultValue 20000 */
+  drainTimeout?: number;
+  /** Shutdown and timeout: time an aborted handler gets to clean up and checkpoint. @defaultValue 5000 */
+  abortGrace?: number;
+  /** Cancel: time a cancelled handler gets before the job is recorded cancelled anyway. @defaultValue 5000 */
+  cancelGrace?: number;
+  /** Minimum time between two progress writes of one job. @defaultValue 250 */
+  progressInterval?: number;
+  /** Lease owner name. @defaultValue "host:pid:random" */
+  workerId?: string;
+  /** @defaultValue the Baton's logger */
+  logger?: Logger;
+  /** @defaultValue the Baton's clock */
+  clock?: Clock;
+}
+
+/** WorkerOptions with every default applied. */
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'logger' | 'clock'>>;
+
+/**
+ * Validates options and applies defaults.
+ * @throws ConfigError naming the option (0, negative, NaN, strings… are refused; undefined is the default)
+ */
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`worker option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+  }
+  const o = parsed.data;
+  const leaseTtl = o.leaseTtl ?? 30_000;
+  const heartbeatInterval = o.heartbeatInterval ?? Math.floor(leaseTtl / 3);
+  if (heartbeatInterval >= leaseTtl) {
+    throw new ConfigError(`worker option heartbeatInterval (${heartbeatInterval} ms) must be below leaseTtl (${leaseTtl} ms)`);
+  }
+  const names = new Set<string>();
+  for (const task of o.tasks) {
+    if (names.has(task.name)) throw new ConfigError(`worker option tasks: two tasks are named "${task.name}"`);
+    names.add(task.name);
+  }
+  return {
+    tasks: o.tasks,
+    queues: o.queues ?? ['default'],
+    concurrency: o.concurrency ?? 10,
+    pollInterval: o.pollInterval ?? 1000,
+    watchInterval: o.watchInterval ?? 20,
+    cancelPollInterval: o.cancelPollInterval ?? 200,
+    leaseTtl,
+    heartbeatInterval,
+    rescueInterval: o.rescueInterval ?? 1000,
+    drainTimeout: o.drainTimeout ?? 20_000,
+    abortGrace: o.abortGrace ?? 5000,
+    cancelGrace: o.cancelGrace ?? 5000,
+    progressInterval: o.progressInterval ?? 250,
+    workerId: o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+  };
+}

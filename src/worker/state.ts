@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { AnyTask } from '../job/task.js';
+import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { Store } from '../store/store.js';
+import type { ExecutorDeps } from './executor.js';
+import type { JobRun } from './executor.js';
+import type { ResolvedWorkerOptions } from './options.js';
+
+/** The state a worker's parts (fetcher, heartbeat, shutdown) share. */
+export interface WorkerState {
+  readonly options: ResolvedWorkerOptions;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly events: TypedEmitter<WorkerEvents>;
+  readonly tasks: Map<string, AnyTask>;
+  readonly executor: ExecutorDeps;
+  /** Runs occupying a slot (including abandoned handlers within their grace). */
+  readonly runs: Set<JobRun>;
+  /** Set at step 1 of shutdown: claim nothing more. */
+  stopping: boolean;
+}
+
+/** The runs that still hold their job's lease. */
+export function heldRuns(state: WorkerState): JobRun[] {
+  return [...state.runs].filter((run) => run.holding);
+}

@@ -1,0 +1,168 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { TypedEmitter, type StopSummary, type WorkerEvents } from '../observe/events.js';
+import type { Store } from '../store/store.js';
+import { fetchJobs } from './fetcher.js';
+import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
+import { Loop } from './loop.js';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import { shutdown } from './shutdown.js';
+import type { WorkerState } from './state.js';
+
+/** What `createBaton` hands a worker. */
+export interface WorkerDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  payloadLimit: number;
+  /** Subscribes to jobs enqueued by this process (instant local wake-up); returns unsubscribe. */
+  onLocalEnqueue(listener: () => void): () => void;
+}
+
+/**
+ * A worker: claims jobs of its tasks from its queues into `concurrency` slots and
+ * runs them. Lifecycle:
+ * ```
+ * new ──start()──► running ──stop()──► stopping (drain → abort → release) ──► stopped
+ * ```
+ * Background loops: fetch (claims on wake-up, slot free, and every pollInterval),
+ * heartbeat (one statement renews all leases), cancel poll, rescue of expired
+ * leases. Every loop's errors become `worker:error` events and logs; none can crash
+ * the process.
+ */
+export class Worker {
+  readonly id: string;
+  readonly options: ResolvedWorkerOptions;
+  readonly #state: WorkerState;
+  readonly #events: TypedEmitter<WorkerEvents>;
+  readonly #deps: WorkerDeps;
+  readonly #fetch: Loop;
+  readonly #heartbeat: Loop;
+  readonly #cancels: Loop;
+  readonly #rescue: Loop;
+  #unsubscribe: Array<() => void> = [];
+  #started = false;
+  #stopping: Promise<StopSummary> | undefined;
+  #skip!: () => void;
+  readonly #skipped = new Promise<void>((resolve) => (this.#skip = resolve));
+
+  /** @throws ConfigError naming a bad option */
+  constructor(options: WorkerOptions, deps: WorkerDeps) {
+    this.options = resolveWorkerOptions(options);
+    this.id = this.options.workerId;
+    this.#deps = deps;
+    const logger = (options.logger ?? deps.logger).child({ component: 'worker', workerId: this.id });
+    const clock = options.clock ?? deps.clock;
+    this.#events = new TypedEmitter<WorkerEvents>(() => logger);
+    const o = this.options;
+    this.#state = {
+      options: o,
+      store: deps.store,
+      clock,
+      logger,
+      events: this.#events,
+      tasks: new Map(o.tasks.map((t) => [t.name, t])),
+      runs: new Set(),
+      stopping: false,
+      executor: {
+        store: deps.store,
+        clock,
+        logger,
+        events: this.#events,
+        workerId: this.id,
+        payloadLimit: deps.payloadLimit,
+        progressInterval: o.progressInterval,
+        abortGrace: o.abortGrace,
+        cancelGrace: o.cancelGrace,
+      },
+    };
+    const onError = (loop: string, error: unknown) => {
+      logger.error({ err: error, loop }, 'background loop failed; it will try again');
+      this.#events.emit('worker:error', { workerId: this.id, loop, error });
+    };
+    this.#fetch = new Loop('fetch', o.pollInterval, async () => void (await fetchJobs(this.#state, this.#wake)), onError);
+    this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, () => heartbeat(this.#state), onError);
+    this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, () => pollCancelRequests(this.#state), onError);
+    this.#rescue = new Loop('rescue', o.rescueInterval, () => rescueExpired(this.#state), onError);
+  }
+
+  readonly #wake = () => void this.#fetch.runOnce();
+
+  /** Adds an event listener; returns a function that removes it. See {@link WorkerEvents}. */
+  on<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  once<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): () => void {
+    return this.#events.once(event, listener);
+  }
+
+  /** Jobs occupying a slot now. */
+  get running(): number {
+    return this.#state.runs.size;
+  }
+
+  /** Starts the loops and claims at once. Calling it twice is harmless. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescue]) loop.start();
+    this.#unsubscribe.push(this.#deps.onLocalEnqueue(this.#wake));
+    this.#unsubscribe.push(
+      this.#state.store.watchChanges({
+        intervalMs: this.options.watchInterval,
+        listener: () => {
+          this.#wake();
+          void this.#cancels.runOnce();
+        },
+      }),
+    );
+    this.#events.emit('worker:started', { workerId: this.id });
+    this.#state.logger.info({ concurrency: this.options.concurrency, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
+    await this.#rescue.runOnce();
+    await this.#fetch.runOnce();
+  }
+
+  /**
+   * Graceful shutdown (SPEC): stop claiming, drain up to `drainTimeout`, abort the
+   * rest with ShutdownError and wait `abortGrace`, release what is left (attempt not
+   * counted, checkpoint kept), stop every loop. Resolves with a summary; never rejects.
+   * Calling it again returns the same promise; with `{ now: true }` (a second
+   * signal) it skips straight to the release.
+   */
+  stop(options: { now?: boolean } = {}): Promise<StopSummary> {
+    if (options.now) this.#skip();
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<StopSummary> {
+    const state = this.#state;
+    state.stopping = true;
+    this.#events.emit('worker:stopping', { workerId: this.id, running: state.runs.size });
+    state.logger.info({ running: state.runs.size }, 'worker stopping: draining running jobs');
+    for (const off of this.#unsubscribe) off();
+    await this.#fetch.stop();
+    await this.#rescue.stop();
+    let summary: StopSummary;
+    try {
+      summary = await shutdown(state, this.#skipped);
+    } catch (error) {
+      state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
+      summary = { finished: 0, released: 0, abandoned: [...state.runs].filter((r) => !r.settled).length };
+    }
+    await this.#heartbeat.stop();
+    await this.#cancels.stop();
+    state.logger.info(summary, 'worker stopped');
+    this.#events.emit('worker:stopped', { workerId: this.id, summary });
+    return summary;
+  }
+
+  /** Test hooks: run one pass of a background loop now. */
+  readonly loops = {
+    fetch: () => this.#fetch.runOnce(),
+    heartbeat: () => this.#heartbeat.runOnce(),
+    cancelPoll: () => this.#cancels.runOnce(),
+    rescue: () => this.#rescue.runOnce(),
+  };
+}
