@@ -112,7 +112,7 @@ export class SqliteStore implements Store {
     const rows = this.#sql(`UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
         lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
       WHERE id IN (
-        SELECT id FROM jobs
+        SELECT id FROM jobs INDEXED BY jobs_claim
         WHERE state = 'queued' AND run_at <= @now
           AND queue IN (SELECT value FROM json_each(@queues)) AND task IN (SELECT value FROM json_each(@tasks))
         ORDER BY priority, run_at, id LIMIT @limit)
@@ -195,7 +195,7 @@ export class SqliteStore implements Store {
   }
 
   async jobRescueExpired({ now }: { now: number }): Promise<RescueReport> {
-    const any = this.#sql(`SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires_at < ? LIMIT 1`).get(now);
+    const any = this.#sql(`SELECT 1 FROM jobs INDEXED BY jobs_lease WHERE state = 'running' AND lease_expires_at < ? LIMIT 1`).get(now);
     if (!any) return { requeued: [], failed: [], cancelled: [] };
     const expired = `state = 'running' AND lease_expires_at < @now`;
     const error = `json_object('attempt', attempt, 'time', @now, 'message', '${LEASE_EXPIRED_MESSAGE}', 'stack', NULL)`;
