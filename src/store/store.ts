@@ -33,8 +33,12 @@ export interface Store {
    */
   jobClaim(params: { workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }): Promise<ClaimedJob[]>;
 
-  /** Fenced: running → completed with `result` (JSON text). */
-  jobComplete(params: { id: number; token: number; result: string; now: number }): Promise<boolean>;
+  /**
+   * Fenced, batched: each item still running under its token → completed with its
+   * `result` (JSON text), all in one transaction.
+   * @returns the ids completed (items whose lease was lost are left out)
+   */
+  jobCompleteMany(params: { items: Completion[]; now: number }): Promise<number[]>;
 
   /**
    * Fenced: records a failed attempt (appends `error` to errors). With `retryAt`,
@@ -120,6 +124,13 @@ export interface NewJob {
 export interface InsertedJob {
   job: Job;
   created: boolean;
+}
+
+/** One completion of `jobCompleteMany`. */
+export interface Completion {
+  id: number;
+  token: number;
+  result: string;
 }
 
 /** A lease held by a worker: job id plus the fencing token of its claim. */

@@ -16,11 +16,14 @@ import { validatePayload, type AnyTask } from '../job/task.js';
 import type { ClaimedJob, Json } from '../job/types.js';
 import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
 import type { Store } from '../store/store.js';
+import type { Completer } from './completer.js';
 import { createContext } from './context.js';
 
 /** What a run needs from its worker. */
 export interface ExecutorDeps {
   store: Store;
+  /** Batches completions into one write per event-loop turn. */
+  completer: Completer;
   clock: Clock;
   logger: Logger;
   events: TypedEmitter<WorkerEvents>;
@@ -224,11 +227,10 @@ export class JobRun {
       return this.#fail(new NonRetryableError(`handler returned an invalid result: ${describeError(error)}`));
     }
     const deps = this.#deps;
-    const now = deps.clock.now();
     this.#holding = false;
-    if (!this.#written(await deps.store.jobComplete({ id: this.job.id, token: this.job.leaseToken, result, now }), 'jobComplete')) return;
+    if (!this.#written(await deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }), 'jobComplete')) return;
     this.#logger.debug('job completed');
-    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: now - this.#startedAt });
+    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt });
   }
 
   async #fail(error: unknown): Promise<void> {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { TypedEmitter, type StopSummary, type WorkerEvents } from '../observe/events.js';
 import type { Store } from '../store/store.js';
+import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
 import { Loop } from './loop.js';
@@ -66,6 +67,7 @@ export class Worker {
       stopping: false,
       executor: {
         store: deps.store,
+        completer: new Completer(deps.store, clock),
         clock,
         logger,
         events: this.#events,
@@ -86,7 +88,16 @@ export class Worker {
     this.#rescue = new Loop('rescue', o.rescueInterval, () => rescueExpired(this.#state), onError);
   }
 
-  readonly #wake = () => void this.#fetch.runOnce();
+  #wakeScheduled = false;
+  /** Claims soon: on the next turn, so slots freed in one batch are filled by one claim. */
+  readonly #wake = () => {
+    if (this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    setImmediate(() => {
+      this.#wakeScheduled = false;
+      void this.#fetch.runOnce();
+    });
+  };
 
   /** Adds an event listener; returns a function that removes it. See {@link WorkerEvents}. */
   on<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): () => void {

@@ -5,6 +5,7 @@ import type { Migration } from '../migration.js';
 import type {
   CancelOutcome,
   CancelRequest,
+  Completion,
   InsertedJob,
   JobFilter,
   Lease,
@@ -129,8 +130,13 @@ export class SqliteStore implements Store {
       .map(rowToClaimedJob);
   }
 
-  async jobComplete({ id, token, result, now }: { id: number; token: number; result: string; now: number }) {
-    return this.#fenced(`state = 'completed', result = @result, finished_at = @now, ${CLEAR_LEASE}`, { id, token, result, now });
+  async jobCompleteMany({ items, now }: { items: Completion[]; now: number }): Promise<number[]> {
+    if (items.length === 0) return [];
+    const rows = this.#sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${CLEAR_LEASE}
+      FROM json_each(@items)
+      WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
+      RETURNING id`).all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as Array<{ id: number }>;
+    return rows.map((r) => r.id);
   }
 
   async jobFail({ id, token, error, retryAt, now }: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }) {

@@ -1,0 +1,131 @@
+import type { Job } from '../job/types.js';
+
+/**
+ * What the CLI prints. Results go to stdout (a table for people, one JSON document
+ * with `--json`); errors, hints and logs go to stderr, so `--json` output can be
+ * piped into `jq` as is.
+ */
+
+/** Writes one line to stdout. */
+export function out(line = ''): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Writes one line to stderr. */
+export function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** Prints `value` as pretty JSON on stdout (Dates become ISO strings). */
+export function printJson(value: unknown): void {
+  out(JSON.stringify(value, null, 2));
+}
+
+/**
+ * Formats rows as a compact left-aligned table with a header line.
+ * @param columns - header → cell getter, in display order
+ */
+export function table<T>(rows: readonly T[], columns: Record<string, (row: T) => string>): string {
+  const headers = Object.keys(columns);
+  const cells = rows.map((row) => headers.map((h) => columns[h]!(row)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers.map((h) => h.toUpperCase())), ...cells.map(line)].join('\n');
+}
+
+/** "4s", "12m", "3h", "2d": time elapsed since `date`. */
+export function age(date: Date | null, now = Date.now()): string {
+  if (!date) return '-';
+  const s = Math.max(0, Math.round((now - date.getTime()) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+/** "1.5 kB", "126.4 MB" (decimal units). */
+export function bytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let value = n;
+  let unit = -1;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * The state shown to people: the stored state, or a view of it (`delayed`,
+ * `retrying`, `cancelling`) as SPEC "Jobs" derives them.
+ */
+export function displayState(job: Job, now = Date.now()): string {
+  if (job.state === 'running' && job.cancelRequestedAt) return 'cancelling';
+  if (job.state === 'queued' && job.attempt > 0) return 'retrying';
+  if (job.state === 'queued' && job.runAt.getTime() > now) return 'delayed';
+  return job.state;
+}
+
+/** "3/10", "40%"-free progress cell: `current/total message`, or "-". */
+export function progressCell(job: Job): string {
+  const p = job.progress;
+  if (!p) return '-';
+  const base = p.total === undefined ? String(p.current) : `${p.current}/${p.total}`;
+  return p.message ? `${base} ${truncate(p.message, 30)}` : base;
+}
+
+/** The jobs table: id, task, queue, state, attempt, progress, age. */
+export function jobsTable(jobs: readonly Job[], now = Date.now()): string {
+  return table(jobs, {
+    id: (j) => String(j.id),
+    task: (j) => j.task,
+    queue: (j) => j.queue,
+    state: (j) => displayState(j, now),
+    attempt: (j) => `${j.attempt}/${j.maxAttempts}`,
+    progress: progressCell,
+    age: (j) => age(j.createdAt, now),
+  });
+}
+
+/** Every field of one job, one per line, then its errors. */
+export function jobDetail(job: Job, now = Date.now()): string {
+  const time = (d: Date | null) => (d ? `${d.toISOString()} (${age(d, now)} ago)` : '-');
+  const json = (v: unknown) => (v === null || v === undefined ? '-' : truncate(JSON.stringify(v), 200));
+  const rows: Array<[string, string]> = [
+    ['id', String(job.id)],
+    ['task', job.task],
+    ['queue', job.queue],
+    ['state', displayState(job, now)],
+    ['priority', String(job.priority)],
+    ['attempt', `${job.attempt} of ${job.maxAttempts}`],
+    ['run at', job.runAt.toISOString()],
+    ['timeout', job.timeoutMs === null ? '-' : `${job.timeoutMs} ms`],
+    ['key', job.key ?? '-'],
+    ['payload', json(job.payload)],
+    ['progress', progressCell(job)],
+    ['checkpoint', json(job.checkpoint)],
+    ['result', json(job.result)],
+    ['created', time(job.createdAt)],
+    ['started', time(job.startedAt)],
+    ['finished', time(job.finishedAt)],
+    ['lease owner', job.leaseOwner ?? '-'],
+  ];
+  if (job.cancelRequestedAt) rows.push(['cancel asked', `${time(job.cancelRequestedAt)}${job.cancelReason ? `: ${job.cancelReason}` : ''}`]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  if (job.errors.length > 0) {
+    lines.push('', `errors (${job.errors.length}):`);
+    for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${e.time.toISOString()}: ${e.message}`);
+  }
+  return lines.join('\n');
+}
+
+/** Cuts `text` to `max` characters with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
