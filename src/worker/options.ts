@@ -14,7 +14,7 @@ const schema = z
     queues: z.array(z.string().min(1)).min(1).optional(),
     concurrency: z.number().int().min(1).max(1000).optional(),
     pollInterval: ms(10).optional(),
-    watchInterval: ms(5).optional(),
+    watchInterval: ms(10).optional(),
     cancelPollInterval: ms(10).optional(),
     leaseTtl: ms(100).optional(),
     heartbeatInterval: ms(10).optional(),
