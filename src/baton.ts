@@ -6,7 +6,7 @@ import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.
 import { retry } from './client/retry.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { ConfigError } from './errors.js';
-import type { AnyTask, PayloadOf, ResultOf, Task } from './job/task.js';
+import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
 import type { EnqueueOptions, Job } from './job/types.js';
 import { TypedEmitter, type ClientEvents } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
@@ -24,11 +24,13 @@ export interface Baton {
   readonly clock: Clock;
   /**
    * Enqueues one job. With a task object the payload is typed and checked against
-   * its schema; with a name, against the task of that name among `tasks` (when given).
+   * its schema (the payload type is the schema's input: fields with a default may be
+   * left out; the stored payload is the schema's output); with a name, against the
+   * task of that name among `tasks` (when given).
    * @returns the job; with a `key` held by a non-terminal job, that job instead
    * @throws ValidationError (bad payload, options, non-JSON, NUL, too large: nothing written); NotFoundError (unknown task name)
    */
-  enqueue<T extends AnyTask>(task: T, payload: PayloadOf<T>, options?: EnqueueOptions): Promise<Job<PayloadOf<T>, ResultOf<T>>>;
+  enqueue<T extends AnyTask>(task: T, payload: InputOf<T>, options?: EnqueueOptions): Promise<Job<PayloadOf<T>, ResultOf<T>>>;
   enqueue(task: string, payload?: unknown, options?: EnqueueOptions): Promise<Job>;
   /** Enqueues several jobs in one transaction: all or none. */
   enqueueMany(items: EnqueueItem[]): Promise<Job[]>;
@@ -84,7 +86,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     logger,
     clock,
     async enqueue(task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) {
-      const [job] = await enqueueMany(deps, [{ task, payload, ...(options ? { options } : {}) }]);
+      const [job] = await enqueueMany(deps, [{ task, payload, ...(options ? { options } : {}) }], { nameItems: false });
       return job as Job<never, never>;
     },
     enqueueMany: (items) => enqueueMany(deps, items),

@@ -21,6 +21,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
+    timer.unref();
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal!.reason);

@@ -52,17 +52,28 @@ export interface ValidationIssue {
 /** A payload, option or argument was refused. `issues` names each bad field. */
 export class ValidationError extends BatonError {
   readonly issues: ValidationIssue[];
+  /** The message without the list of issues, e.g. `invalid payload for task "signup"`. */
+  readonly summary: string;
   constructor(message: string, issues: ValidationIssue[] = []) {
     super('validation', issues.length ? `${message}: ${formatIssues(issues)}` : message);
     this.issues = issues;
+    this.summary = message;
     mark(this, brand('ValidationError').key);
   }
 }
 
 /** The payload or result is over the configured size limit (bytes). */
 export class PayloadTooLargeError extends ValidationError {
+  /** What was too large, e.g. "payload", "item 2 payload", "result". */
+  readonly what: string;
+  /** Serialized size (UTF-8 bytes) and the limit it exceeded. */
+  readonly bytes: number;
+  readonly limit: number;
   constructor(what: string, bytes: number, limit: number) {
     super(`${what} is ${bytes} bytes, over the limit of ${limit} bytes`);
+    this.what = what;
+    this.bytes = bytes;
+    this.limit = limit;
     (this as { code: string }).code = 'payload_too_large';
     mark(this, brand('PayloadTooLargeError').key);
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { EnqueueOptions, Job } from '../job/types.js';
@@ -68,24 +68,30 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
 /**
  * Enqueues jobs in one transaction: all are written or none. Every item is
  * checked before anything is written.
+ * @param options.nameItems - prefix errors with "item N" @defaultValue true (`enqueue` of one job: false)
  * @returns the jobs in input order; for a `key` already held by a non-terminal job, that job
- * @throws ValidationError / NotFoundError (nothing written); StoreError
+ * @throws ValidationError / PayloadTooLargeError / NotFoundError (nothing written); StoreError
  */
-export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[]): Promise<Job[]> {
+export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], options: { nameItems?: boolean } = {}): Promise<Job[]> {
   if (!Array.isArray(items)) throw new ValidationError('enqueueMany takes an array of { task, payload, options }');
   const prepared: NewJob[] = [];
   for (const [index, item] of items.entries()) {
     try {
       prepared.push(await prepareJob(deps, item));
     } catch (error) {
-      if (error instanceof ValidationError) {
-        throw new ValidationError(`item ${index}`, error.issues.length ? error.issues : [{ path: [index], message: error.message }]);
-      }
-      throw error;
+      throw options.nameItems === false ? error : atItem(error, index);
     }
   }
   if (prepared.length === 0) return [];
   const inserted = await deps.store.jobInsertMany({ jobs: prepared, now: deps.clock.now() });
   for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
   return inserted.map((i) => i.job);
+}
+
+/** The same error with "item N" in front of its message, keeping its class and code. */
+function atItem(error: unknown, index: number): unknown {
+  if (error instanceof PayloadTooLargeError) return new PayloadTooLargeError(`item ${index} ${error.what}`, error.bytes, error.limit);
+  if (error instanceof ValidationError) return new ValidationError(`item ${index}: ${error.summary}`, error.issues);
+  if (error instanceof NotFoundError) return new NotFoundError(`item ${index}: ${error.message}`);
+  return error;
 }

@@ -6,10 +6,14 @@ import type { JobContext } from '../worker/context.js';
 
 const TASK_BRAND = Symbol.for('baton.task');
 
-/** What `defineTask` takes. `Payload` is inferred from `schema` when one is given. */
-export interface TaskOptions<Payload, Result> {
+/**
+ * What `defineTask` takes. `Payload` (what the handler gets) is the schema's output
+ * and `Input` (what `enqueue` takes) its input, when a schema is given: fields with
+ * a default may be left out at enqueue; without a schema both are the same.
+ */
+export interface TaskOptions<Payload, Result, Input = Payload> {
   /** Standard Schema (zod, valibot, arktype…) the payload must satisfy at enqueue and at run. */
-  schema?: StandardSchemaV1<unknown, Payload>;
+  schema?: StandardSchemaV1<Input, Payload>;
   /** Runs one attempt. Resolve to complete with a JSON result; throw to fail the attempt. */
   handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
   /** Attempts before `failed`, 1..1000. @defaultValue 3 */
@@ -20,11 +24,11 @@ export interface TaskOptions<Payload, Result> {
   backoff?: Backoff;
 }
 
-/** A task: a name plus its handler. Create with {@link defineTask}. */
-export interface Task<Payload = unknown, Result = unknown> {
+/** A task: a name plus its handler. Create with {@link defineTask}. `Input` is what `enqueue` takes. */
+export interface Task<Payload = unknown, Result = unknown, Input = Payload> {
   readonly [TASK_BRAND]: true;
   readonly name: string;
-  readonly schema: StandardSchemaV1<unknown, Payload> | undefined;
+  readonly schema: StandardSchemaV1<Input, Payload> | undefined;
   readonly handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
   readonly maxAttempts: number | undefined;
   readonly timeout: number | undefined;
@@ -33,11 +37,13 @@ export interface Task<Payload = unknown, Result = unknown> {
 
 /** Any task, whatever its payload and result types. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyTask = Task<any, any>;
-/** The payload type of a task. */
-export type PayloadOf<T> = T extends Task<infer P, unknown> ? P : never;
+export type AnyTask = Task<any, any, any>;
+/** The payload type of a task: what its handler receives (its schema's output). */
+export type PayloadOf<T> = T extends Task<infer P, any, any> ? P : never;
+/** What `enqueue` takes for a task: its schema's input (defaults may be left out), else its payload type. */
+export type InputOf<T> = T extends Task<any, any, infer I> ? I : never;
 /** The result type of a task. */
-export type ResultOf<T> = T extends Task<never, infer R> ? Awaited<R> : never;
+export type ResultOf<T> = T extends Task<any, infer R, any> ? Awaited<R> : never;
 
 const TASK_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
 
@@ -58,10 +64,10 @@ const taskOptionsSchema = z.object({
  * });
  * @throws ConfigError on a bad name (1–200 of A–Z a–z 0–9 _ . : - /) or bad options
  */
-export function defineTask<Payload = unknown, Result = unknown>(
+export function defineTask<Payload = unknown, Result = unknown, Input = Payload>(
   name: string,
-  options: TaskOptions<Payload, Result>,
-): Task<Payload, Result> {
+  options: TaskOptions<Payload, Result, Input>,
+): Task<Payload, Result, Input> {
   if (typeof name !== 'string' || !TASK_NAME.test(name)) {
     throw new ConfigError(`task name ${JSON.stringify(name)} is invalid: use 1-200 characters of A-Z a-z 0-9 _ . : - /`);
   }
@@ -91,7 +97,7 @@ export function isTask(value: unknown): value is AnyTask {
  * @returns the schema's output value (it may coerce or default fields)
  * @throws ValidationError naming each bad field
  */
-export async function validatePayload<P>(task: Task<P, unknown>, payload: unknown): Promise<P> {
+export async function validatePayload<P>(task: Task<P, unknown, unknown>, payload: unknown): Promise<P> {
   if (!task.schema) return payload as P;
   const outcome = await task.schema['~standard'].validate(payload);
   if (outcome.issues) {

@@ -18,7 +18,7 @@ export interface JobContext {
   /**
    * Saves a checkpoint (JSON, within the payload limit), fenced by the lease: kept
    * across release, crash and retry.
-   * @throws ValidationError for non-JSON; LeaseLostError when this run lost the job
+   * @throws (rejects with) ValidationError for non-JSON; LeaseLostError when this run lost the job
    */
   saveCheckpoint(value: Json): Promise<void>;
   /**
@@ -80,7 +80,12 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
       return checkpoint;
     },
     saveCheckpoint(value: Json) {
-      const text = serializeJson(value, 'checkpoint', host.payloadLimit);
+      let text: string;
+      try {
+        text = serializeJson(value, 'checkpoint', host.payloadLimit);
+      } catch (error) {
+        return Promise.reject(error); // a promise-returning method rejects; it never throws synchronously
+      }
       const save = saving.then(async () => {
         if (!(await host.writeCheckpoint(text, value))) {
           host.onLeaseLost();

@@ -143,6 +143,7 @@ export class JobRun {
 
     if (job.timeoutMs !== null) {
       this.#timeout = setTimeout(() => this.abort(new TimeoutError(job.timeoutMs!)), job.timeoutMs);
+      this.#timeout.unref(); // the worker keeps the process alive while it runs; an abandoned run must not
     }
     const handler = this.#invoke(ctx);
     const abortedWith = new Promise<Error>((resolve) => {
@@ -199,7 +200,11 @@ export class JobRun {
   /** Waits for the handler up to `graceMs`; returns how it settled, or null. */
   async #waitSettled(handler: Promise<Settled>, graceMs: number): Promise<Settled | null> {
     let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([handler, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), graceMs)))]);
+    const grace = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), graceMs);
+      timer.unref(); // after a stop skipped to the release, a grace period must not hold the process
+    });
+    const outcome = await Promise.race([handler, grace]);
     clearTimeout(timer);
     this.#settled = true;
     if (outcome === null) {
@@ -243,7 +248,14 @@ export class JobRun {
     const stored = { attempt: this.job.attempt, time: now, message, stack: describeStack(error) };
     this.#holding = false;
     if (!this.#written(await deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }), 'jobFail')) return;
-    this.#logger.warn({ err: error, retryAt }, retryAt === null ? 'job failed' : 'attempt failed; will retry');
+    const text = retryAt === null ? 'job failed' : 'attempt failed; will retry';
+    try {
+      this.#logger.warn({ err: error, retryAt }, text);
+    } catch {
+      // pino's error serializer reads `message` and `stack`, which may be getters
+      // that throw (C23): log the description instead, and still emit the event.
+      this.#logger.warn({ err: { message, stack: stored.stack }, retryAt }, text);
+    }
     deps.events.emit('job:failed', { job: this.job, error, message, retryAt: retryAt === null ? null : new Date(retryAt) });
   }
 

@@ -43,6 +43,8 @@ export class Worker {
   readonly #rescue: Loop;
   #unsubscribe: Array<() => void> = [];
   #started = false;
+  /** A ref'd timer that keeps the process alive from start() until stop() has finished (every loop timer is unref'd). */
+  #keepAlive: NodeJS.Timeout | undefined;
   #stopping: Promise<StopSummary> | undefined;
   #skip!: () => void;
   readonly #skipped = new Promise<void>((resolve) => (this.#skip = resolve));
@@ -117,6 +119,7 @@ export class Worker {
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
+    this.#keepAlive = setInterval(() => undefined, 2_147_483_647);
     for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescue]) loop.start();
     this.#unsubscribe.push(this.#deps.onLocalEnqueue(this.#wake));
     this.#unsubscribe.push(
@@ -166,6 +169,7 @@ export class Worker {
     await this.#cancels.stop();
     state.logger.info(summary, 'worker stopped');
     this.#events.emit('worker:stopped', { workerId: this.id, summary });
+    clearInterval(this.#keepAlive);
     return summary;
   }
 

@@ -24,13 +24,17 @@ export const testLogger = () => pino({ level: process.env.BATON_TEST_LOG ?? 'sil
 
 /**
  * Opens a Baton on `url` (default: a fresh temp database) that is closed after the
- * test; every worker it made is stopped first.
+ * test; every worker it made is stopped first. `observer` sees every store call
+ * (op name, duration, error), e.g. to assert that no write happened.
  */
-export async function openBaton(options: BatonOptions = {}): Promise<Baton> {
-  const baton = await createBaton({ database: options.database ?? tempDatabase().url, logger: testLogger(), ...options });
+export async function openBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
+  const baton = await createBaton({ database: options.database ?? tempDatabase().url, logger: testLogger(), ...options }, observer);
   cleanups.push(() => baton.close());
   return baton;
 }
+
+/** `createBaton`'s second argument: called after every store operation. */
+export type StoreObserver = NonNullable<Parameters<typeof createBaton>[1]>;
 
 const cleanups: Array<() => unknown> = [];
 

@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { NODE_TS_ARGS, spawnTs, type ChildHandle } from './child.js';
+
+/** The CLI run from source (test/fixtures/cli.ts), no build needed. */
+export const CLI_FIXTURE = fileURLToPath(new URL('../fixtures/cli.ts', import.meta.url));
+/** The repo root: the working directory of CLI runs. */
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** What one CLI run printed, and how it exited. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `baton <args>` to completion and returns its output and exit code.
+ * Logs are silenced unless `BATON_TEST_LOG` is set.
+ */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [...NODE_TS_ARGS, CLI_FIXTURE, ...args],
+      {
+        cwd: options.cwd ?? REPO_ROOT,
+        env: { ...process.env, BATON_LOG_LEVEL: process.env.BATON_TEST_LOG ?? 'silent', ...options.env },
+        timeout: options.timeoutMs ?? 30_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') return reject(Object.assign(error, { stdout, stderr }));
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Starts `baton <args>` (a worker, a demo) and returns a handle; it is killed after the test if still running. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildHandle {
+  return spawnTs(CLI_FIXTURE, args, { BATON_LOG_LEVEL: process.env.BATON_TEST_LOG ?? 'silent', ...env });
+}
+
+/** The text a child printed on stdout so far. */
+export function stdoutOf(child: ChildHandle): string {
+  return child.messages.map((m) => (m.type === 'text' && typeof m.text === 'string' ? m.text : JSON.stringify(m))).join('\n');
+}
