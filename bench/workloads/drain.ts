@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import { bundleFixture } from '../lib/bundle.js';
+import { spawnFixture, spawnScript } from '../lib/child.js';
+import { processMemory } from '../lib/rss.js';
+import { enqueueInBatches, openClient } from '../lib/seed.js';
+import { perSecond, round } from '../lib/stats.js';
+import type { Figure, Workload, WorkloadContext } from '../lib/workload.js';
+
+const JOBS = 20_000;
+
+/** Store time per operation as the worker's instrumented store observed it. */
+type StoreOps = Record<string, { count: number; totalMs: number }>;
+
+interface DrainRun {
+  concurrency: number;
+  ms: number;
+  ops: StoreOps;
+  storeMs: number;
+  peakMB: number;
+  readyMB: number;
+  source: string;
+  heapUsedMB: number;
+}
+
+/**
+ * Seeds a fresh database with 20,000 no-op jobs, starts one worker child, and
+ * waits for its `drained` report (ms from just before `worker.start()` to the last
+ * `job:completed`); reads its peak RSS before letting it exit.
+ */
+async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string): Promise<DrainRun> {
+  const label = `drain-c${concurrency}${bundle ? '-bundled' : ''}`;
+  const url = await ctx.database(label);
+  const client = await openClient(url);
+  try {
+    await enqueueInBatches(client, 'noop', JOBS, 1_000);
+  } finally {
+    await client.close();
+  }
+  const profile = ctx.profileDir && !bundle ? join(ctx.profileDir, `${label}.cpuprofile`) : undefined;
+  const config = { database: url, worker: { concurrency }, expect: JOBS, ...(profile ? { profile } : {}) };
+  const worker = bundle ? spawnScript(bundle, config, { name: `${label} worker` }) : spawnFixture('worker.ts', config, { name: `${label} worker` });
+  const ready = await worker.waitForType('ready');
+  const drained = await worker.waitForType('drained', undefined, 180_000);
+  if (profile) await worker.waitForType('profiled');
+  const memory = processMemory(worker.pid);
+  await worker.close();
+  const ops = drained.storeOps as StoreOps;
+  const run: DrainRun = {
+    concurrency,
+    ms: drained.ms as number,
+    ops,
+    storeMs: Object.values(ops).reduce((sum, op) => sum + op.totalMs, 0),
+    peakMB: memory?.peakMB ?? (drained.peakRssMB as number),
+    source: memory ? '/proc VmHWM' : 'process.resourceUsage().maxRSS',
+    readyMB: ready.rssMB as number,
+    heapUsedMB: drained.heapUsedMB as number,
+  };
+  ctx.log(`${label}: ${JOBS} jobs in ${round(run.ms, 0)} ms (store calls ${round(run.storeMs, 0)} ms); peak RSS ${round(run.peakMB, 0)} MB`);
+  return run;
+}
+
+const storeDetail = (run: DrainRun) =>
+  Object.fromEntries(Object.entries(run.ops).map(([op, v]) => [op, { count: v.count, totalMs: round(v.totalMs), meanMs: round(v.totalMs / v.count, 4) }]));
+
+const storeLine = (run: DrainRun) =>
+  `drain c${run.concurrency}: store calls took ${round((100 * run.storeMs) / run.ms, 0)}% of the drain time (${Object.entries(run.ops)
+    .sort((a, b) => b[1].totalMs - a[1].totalMs)
+    .map(([op, v]) => `${op} ×${v.count} ${round(v.totalMs, 0)} ms`)
+    .join(', ')})`;
+
+/**
+ * Workload 2 (and 6): one worker process drains 20,000 queued no-op jobs, at
+ * concurrency 10 and 50, each on a fresh database, under tsx like every bench
+ * child. Throughput is measured in the worker from just before `worker.start()`
+ * to the last `job:completed`. Workload 6 is the peak RSS (VmHWM from /proc) of
+ * that process, and of the same drain at concurrency 10 with the worker bundled
+ * to plain JavaScript (no tsx loader in the process, as deployed). With
+ * `--profile` the tsx workers record a CPU profile of the drain window (the
+ * `--cpu-prof` sampler, started and stopped through node:inspector).
+ */
+export const drain: Workload = {
+  name: 'drain',
+  title: 'drain throughput of one worker, and its peak RSS',
+  async run(ctx) {
+    const figures: Figure[] = [];
+    const settings: string[] = [
+      'drain / RSS: default worker options except concurrency; "under tsx" = `node --conditions=baton-source --import tsx` (its esbuild loader is in the RSS), "bundled" = the same fixture bundled by esbuild, run by plain `node`',
+    ];
+    const runs: DrainRun[] = [];
+    for (const concurrency of [10, 50]) runs.push(await drainOnce(ctx, concurrency));
+    let bundled: DrainRun | undefined;
+    try {
+      const bundle = await bundleFixture('worker.ts');
+      ctx.onCleanup(bundle.remove);
+      bundled = await drainOnce(ctx, 10, bundle.file);
+    } catch (error) {
+      settings.push(`bundled worker: not measured (${(error as Error).message.split('\n')[0]})`);
+    }
+
+    for (const run of runs) {
+      figures.push({
+        workload: '2. drain',
+        name: `drain ${JOBS.toLocaleString('en')} no-op jobs, concurrency ${run.concurrency}`,
+        value: perSecond(JOBS, run.ms),
+        unit: 'jobs/s',
+        ...(run.concurrency === 10 ? { target: { op: '>=' as const, value: 10_000, text: '≥ 10,000 jobs/s' } } : {}),
+        detail: { concurrency: run.concurrency, jobs: JOBS, ms: run.ms, storeMs: run.storeMs, storeShare: run.storeMs / run.ms, storeOps: storeDetail(run) },
+      });
+      settings.push(storeLine(run));
+    }
+    const rssRows: Array<[string, DrainRun]> = runs.map((run) => [`drain worker under tsx, concurrency ${run.concurrency}`, run]);
+    if (bundled) rssRows.push(['drain worker bundled (plain node), concurrency 10', bundled]);
+    for (const [name, run] of rssRows) {
+      figures.push({
+        workload: '6. peak RSS',
+        name,
+        value: run.peakMB,
+        unit: 'MB',
+        text: `${round(run.peakMB, 0)} MB (${round(run.readyMB, 0)} MB when idle)`,
+        target: { op: '<', value: 150, text: '< 150 MB' },
+        detail: { source: run.source, rssAtReadyMB: run.readyMB, heapUsedAtEndMB: run.heapUsedMB, drainJobsPerSecond: perSecond(JOBS, run.ms) },
+      });
+    }
+    return { figures, settings };
+  },
+};

@@ -1,0 +1,72 @@
+import { spawnFixture } from '../lib/child.js';
+import { round, summarize } from '../lib/stats.js';
+import type { Figure, Workload } from '../lib/workload.js';
+
+const COUNT = 300;
+const WARMUP = 20;
+const RATE = 50;
+const CONCURRENCY = 10;
+
+const ms = (v: number) => `${round(v, 2)}`;
+
+/**
+ * Workload 3: enqueue-to-start latency at 50 jobs/s (Poisson arrivals), 300 measured jobs after 20
+ * warm-up ones. (a) enqueuer and worker in one process: from just before
+ * `enqueue()` to the handler's first line. (b) enqueuer in another process: it
+ * puts its wall-clock send time in the payload, the worker's handler subtracts it
+ * from its start time (one host, one clock).
+ */
+export const latency: Workload = {
+  name: 'latency',
+  title: 'enqueue-to-start latency, same process and cross-process',
+  async run(ctx) {
+    const figures: Figure[] = [];
+
+    const local = spawnFixture('same-process.ts', {
+      database: await ctx.database('latency-local'),
+      count: COUNT,
+      warmup: WARMUP,
+      rate: RATE,
+      worker: { concurrency: CONCURRENCY },
+    }, { name: 'same-process latency' });
+    const samples = (await local.waitForType('samples', undefined, 120_000)).ms as number[];
+    await local.close();
+    const a = summarize(samples);
+    ctx.log(`same-process latency: p50 ${ms(a.p50)} ms, p99 ${ms(a.p99)} ms`);
+    figures.push({
+      workload: '3. start latency',
+      name: `same process, ${COUNT} jobs at ${RATE}/s`,
+      value: a.p99,
+      unit: 'ms',
+      text: `p50 ${ms(a.p50)} / p99 ${ms(a.p99)} ms (max ${ms(a.max)})`,
+      target: { op: '<', value: 5, text: 'p99 < 5 ms' },
+      detail: { ...a },
+    });
+
+    const url = await ctx.database('latency-remote');
+    const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: CONCURRENCY } }, { name: 'latency worker' });
+    const client = spawnFixture('client.ts', { database: url }, { name: 'latency enqueuer' });
+    await Promise.all([worker.waitForType('ready'), client.waitForType('ready')]);
+    client.send({ op: 'enqueue-paced', ref: 'paced', task: 'latency', count: COUNT + WARMUP, rate: RATE });
+    const reports = await worker.waitForCount('latency', COUNT + WARMUP, 120_000);
+    await client.waitForType('paced');
+    await Promise.all([worker.close(), client.close()]);
+    const b = summarize(reports.filter((r) => (r.i as number) >= WARMUP).map((r) => r.ms as number));
+    ctx.log(`cross-process latency: p50 ${ms(b.p50)} ms, p99 ${ms(b.p99)} ms`);
+    figures.push({
+      workload: '3. start latency',
+      name: `other process, ${COUNT} jobs at ${RATE}/s`,
+      value: b.p99,
+      unit: 'ms',
+      text: `p50 ${ms(b.p50)} / p99 ${ms(b.p99)} ms (max ${ms(b.max)})`,
+      detail: { ...b },
+    });
+
+    return {
+      figures,
+      settings: [
+        `start latency: Poisson arrivals at a mean of ${RATE}/s (seeded), ${WARMUP} warm-up jobs left out; worker concurrency ${CONCURRENCY}, default watchInterval (20 ms: how often another process's commits are noticed) and pollInterval (1000 ms)`,
+      ],
+    };
+  },
+};
