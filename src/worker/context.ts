@@ -36,7 +36,8 @@ export interface JobContext {
 export interface ContextHost {
   job: ClaimedJob;
   signal: AbortSignal;
-  logger: Logger;
+  /** Made on first use. */
+  logger: () => Logger;
   payloadLimit: number;
   progressInterval: number;
   /** Fenced writes: resolve false when the lease was lost. */
@@ -68,14 +69,16 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
     writing = writing
       .then(() => host.writeProgress(progress))
       .then((held) => held || host.onLeaseLost())
-      .catch((error: unknown) => host.logger.warn({ err: error }, 'progress write failed'));
+      .catch((error: unknown) => host.logger().warn({ err: error }, 'progress write failed'));
     return writing;
   };
 
   const ctx: JobContext = {
     job: host.job,
     signal: host.signal,
-    logger: host.logger,
+    get logger() {
+      return host.logger();
+    },
     get checkpoint() {
       return checkpoint;
     },

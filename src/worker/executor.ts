@@ -62,7 +62,7 @@ export class JobRun {
   readonly done: Promise<void>;
   readonly #deps: ExecutorDeps;
   readonly #controller = new AbortController();
-  readonly #logger: Logger;
+  #jobLogger: Logger | undefined;
   readonly #startedAt: number;
   /** True while this run holds the lease and has recorded no outcome. */
   #holding = true;
@@ -75,8 +75,12 @@ export class JobRun {
     this.task = task;
     this.#deps = deps;
     this.#startedAt = deps.clock.now();
-    this.#logger = deps.logger.child({ component: 'job', jobId: job.id, attempt: job.attempt, task: job.task });
     this.done = this.#run();
+  }
+
+  /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). */
+  get #logger(): Logger {
+    return (this.#jobLogger ??= this.#deps.logger.child({ component: 'job', jobId: this.job.id, attempt: this.job.attempt, task: this.job.task }));
   }
 
   /** True while the run holds the lease and its outcome is not yet recorded. */
@@ -123,7 +127,7 @@ export class JobRun {
     const { ctx, flush, dispose } = createContext({
       job,
       signal,
-      logger: this.#logger,
+      logger: () => this.#logger,
       payloadLimit: deps.payloadLimit,
       progressInterval: deps.progressInterval,
       writeCheckpoint: async (text, value) => {

@@ -39,7 +39,7 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Safety-net poll for due jobs (delayed jobs, missed wake-ups). @defaultValue 1000 */
   pollInterval?: number;
-  /** How often to look for changes committed by other processes (wake-ups, cancels). @defaultValue 20 */
+  /** How often to look for changes committed by other processes (wake-ups, cancels); on SQLite one `PRAGMA data_version` read. @defaultValue 10 */
   watchInterval?: number;
   /** How often running jobs' cancel flags are read, as a fallback to the watch. @defaultValue 200 */
   cancelPollInterval?: number;
@@ -94,7 +94,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     queues: o.queues ?? ['default'],
     concurrency: o.concurrency ?? 10,
     pollInterval: o.pollInterval ?? 1000,
-    watchInterval: o.watchInterval ?? 20,
+    watchInterval: o.watchInterval ?? 10,
     cancelPollInterval: o.cancelPollInterval ?? 200,
     leaseTtl,
     heartbeatInterval,

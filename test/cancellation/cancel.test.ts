@@ -1,0 +1,308 @@
+/**
+ * Cancellation (SPEC "Cancellation", cases.md C06): queued, running, terminal,
+ * repeated, and from another process while the job runs in a third one. Events
+ * are checked in order (request stored → signal aborted → recorded cancelled),
+ * never by duration, except SPEC's bound that a cancel reaches the handler within
+ * a few hundred ms (asserted as < 2000 ms to stay robust on a loaded machine).
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CancelledError, type Baton, type CancelResult, type Job } from 'baton';
+import { createKit } from '../fixtures/kit.js';
+import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';
+import { inOtherProcess } from '../helpers/client.js';
+import { openBaton, tempDatabase } from '../helpers/db.js';
+import { until, waitForEvent } from '../helpers/events.js';
+import { Ledger } from '../helpers/ledger.js';
+
+const ledgers: Ledger[] = [];
+afterEach(() => {
+  for (const ledger of ledgers.splice(0)) ledger.close();
+});
+
+/** A Baton on a fresh database plus the handler kit writing to a ledger next to it. */
+async function setup() {
+  const db = tempDatabase();
+  const ledgerPath = join(db.dir, 'ledger.db');
+  let baton: Baton | undefined;
+  const kit = createKit({ ledgerPath, baton: () => baton! });
+  ledgers.push(kit.ledger!);
+  baton = await openBaton({ database: db.url });
+  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
+}
+
+/** Index of the first message of `child` that is event `name` of job `jobId`; -1 when none. */
+function eventIndex(child: ChildHandle, name: string, jobId: number): number {
+  return child.messages.findIndex((m) => m.type === 'event' && m.name === name && m.jobId === jobId);
+}
+
+const eventsOf = (child: ChildHandle, name: string, jobId: number) => child.messages.filter((m) => m.type === 'event' && m.name === name && m.jobId === jobId);
+
+const cancelAnswer = (message: ChildMessage) => {
+  expect(message.type, JSON.stringify(message)).toBe('result');
+  return message.value as { outcome: string; job: Job & { cancelRequestedAt: string | null; finishedAt: string | null } };
+};
+
+describe('cancel(id) in one process', () => {
+  it('cancels a queued job at once; no handler ever runs it (0 ledger rows)', async () => {
+    const { baton, kit, ledger } = await setup();
+    const job = await baton.enqueue(kit.sleepy, { ms: 100 });
+    const answer = await baton.cancel(job.id, 'not needed');
+    expect(answer.outcome).toBe('cancelled');
+    expect(answer.job.state).toBe('cancelled');
+    expect(answer.job.cancelReason).toBe('not needed');
+    expect(answer.job.cancelRequestedAt).toBeInstanceOf(Date);
+    expect(answer.job.finishedAt).toBeInstanceOf(Date);
+    expect(answer.job.attempt).toBe(0);
+
+    // A worker started afterwards claims in id order: it runs a later job, never this one.
+    const worker = baton.worker({ tasks: kit.tasks });
+    const controlDone = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'hash');
+    const claimedIds: number[] = [];
+    worker.on('job:claimed', (e) => claimedIds.push(e.job.id));
+    await worker.start();
+    const control = await baton.enqueue(kit.hash, { n: 1 });
+    await controlDone;
+    expect(claimedIds).toEqual([control.id]);
+    expect(ledger.rows(job.id)).toEqual([]);
+    expect(ledger.rows(control.id)).toHaveLength(1);
+    expect((await baton.getJob(job.id)).state).toBe('cancelled');
+  });
+
+  it('aborts a running job with a CancelledError carrying the reason; it ends cancelled (not failed), no retry, attempt 1', async () => {
+    const { baton, kit, ledger } = await setup();
+    const worker = baton.worker({ tasks: kit.tasks, concurrency: 2 });
+    const order: string[] = [];
+    const failures: unknown[] = [];
+    worker.on('job:failed', (e) => failures.push(e));
+    await worker.start();
+
+    const claimed = waitForEvent(worker, 'job:claimed', (e) => e.job.task === 'sleepy');
+    const job = await baton.enqueue(kit.sleepy, { ms: 30_000 }, { maxAttempts: 3 });
+    await claimed;
+    await until(() => ledger.rows(job.id).length === 1, 'the handler started');
+
+    const aborted = waitForEvent(worker, 'job:aborted', (e) => e.job.id === job.id).then((e) => {
+      order.push('aborted');
+      return { reason: e.reason, at: Date.now() };
+    });
+    const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id).then((e) => {
+      order.push('cancelled');
+      return e;
+    });
+    const answer = await baton.cancel(job.id, 'user asked');
+    order.push('answered');
+    const answeredAt = Date.now();
+    expect(answer.outcome).toBe('requested');
+    expect(answer.job.state).toBe('running');
+    expect(answer.job.cancelReason).toBe('user asked');
+
+    const abort = await aborted;
+    const done = await cancelled;
+    expect(order).toEqual(['answered', 'aborted', 'cancelled']);
+    expect(abort.reason).toBeInstanceOf(CancelledError);
+    expect((abort.reason as CancelledError).reason).toBe('user asked');
+    expect(abort.at - answeredAt).toBeLessThan(2000); // SPEC: cancel poll ≤ 200 ms by default
+    expect(done.reason).toBe('user asked');
+
+    const after = await baton.getJob(job.id);
+    expect(after.state).toBe('cancelled');
+    expect(after.attempt).toBe(1);
+    expect(after.errors).toEqual([]);
+    expect(after.result).toBeNull();
+    expect(after.leaseOwner).toBeNull();
+    expect(failures).toEqual([]);
+
+    // No retry: the worker goes on with other work and never starts the job again.
+    const controlDone = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'hash');
+    await baton.enqueue(kit.hash, { n: 2 });
+    await controlDone;
+    expect(ledger.rows(job.id)).toHaveLength(1);
+    expect((await baton.getJob(job.id)).state).toBe('cancelled');
+  });
+
+  it('leaves a finished job as it is; the answer is "unchanged" and names its state', async () => {
+    const { baton, kit } = await setup();
+    const worker = baton.worker({ tasks: kit.tasks });
+    await worker.start();
+
+    const completedEvent = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'hash');
+    const done = await baton.enqueue(kit.hash, { n: 3 });
+    await completedEvent;
+    const failedEvent = waitForEvent(worker, 'job:failed', (e) => e.job.task === 'boom' && e.retryAt === null);
+    const failed = await baton.enqueue(kit.boom, { message: 'broken' }, { maxAttempts: 1 });
+    await failedEvent;
+
+    for (const [job, state] of [
+      [done, 'completed'],
+      [failed, 'failed'],
+    ] as const) {
+      const before = await baton.getJob(job.id);
+      expect(before.state).toBe(state);
+      const answer: CancelResult = await baton.cancel(job.id, 'too late');
+      expect(answer.outcome).toBe('unchanged');
+      expect(answer.job.state).toBe(state);
+      const after = await baton.getJob(job.id);
+      expect(after).toEqual(before);
+      expect(after.cancelRequestedAt).toBeNull();
+      expect(after.cancelReason).toBeNull();
+    }
+  });
+
+  it('is idempotent on a queued job: the second call is "unchanged" and keeps the first request time and reason', async () => {
+    const { baton, kit } = await setup();
+    const job = await baton.enqueue(kit.sleepy, { ms: 100 });
+    const first = await baton.cancel(job.id, 'first');
+    const second = await baton.cancel(job.id, 'second');
+    expect(first.outcome).toBe('cancelled');
+    expect(second.outcome).toBe('unchanged');
+    expect(second.job.state).toBe('cancelled');
+    expect(second.job.cancelRequestedAt).toEqual(first.job.cancelRequestedAt);
+    expect(second.job.finishedAt).toEqual(first.job.finishedAt);
+    expect(second.job.cancelReason).toBe('first');
+  });
+
+  it('is idempotent on a running job: one abort, the first request time and reason are kept', async () => {
+    const { baton, kit, ledger } = await setup();
+    // hang ignores its signal, so the job stays running (cancelling) for cancelGrace.
+    const worker = baton.worker({ tasks: kit.tasks, cancelGrace: 2000 });
+    const aborts: unknown[] = [];
+    const cancels: unknown[] = [];
+    worker.on('job:aborted', (e) => aborts.push(e.reason));
+    worker.on('job:cancelled', (e) => cancels.push(e.reason));
+    await worker.start();
+
+    const claimed = waitForEvent(worker, 'job:claimed', (e) => e.job.task === 'hang');
+    const job = await baton.enqueue(kit.hang, {});
+    await claimed;
+    const aborted = waitForEvent(worker, 'job:aborted', (e) => e.job.id === job.id);
+    const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id);
+    const first = await baton.cancel(job.id, 'first');
+    await aborted;
+    const second = await baton.cancel(job.id, 'second');
+    expect(first.outcome).toBe('requested');
+    expect(second.outcome).toBe('requested');
+    expect(second.job.state).toBe('running');
+    expect(second.job.cancelRequestedAt).toEqual(first.job.cancelRequestedAt);
+    expect(second.job.cancelReason).toBe('first');
+
+    await cancelled;
+    const after = await baton.getJob(job.id);
+    expect(after.state).toBe('cancelled');
+    expect(after.cancelRequestedAt).toEqual(first.job.cancelRequestedAt);
+    expect(after.cancelReason).toBe('first');
+    expect(aborts).toHaveLength(1);
+    expect((aborts[0] as CancelledError).reason).toBe('first');
+    expect(cancels).toEqual(['first']);
+    expect(ledger.rows(job.id)).toHaveLength(1);
+  });
+});
+
+describe('C06: cancel from another process reaches a handler running in a third process', () => {
+  it('C06: aborts A in the worker process, frees its slot for B, cancels delayed Q at once, leaves completed D as it is', async () => {
+    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const worker = await spawnWorker({
+      database: db.url,
+      ledger: ledgerPath,
+      worker: { concurrency: 1, heartbeatInterval: 1000, pollInterval: 200 },
+    });
+
+    const a = await baton.enqueue(kit.sleepy, { ms: 30_000 }, { maxAttempts: 3 });
+    const q = await baton.enqueue(kit.sleepy, { ms: 100 }, { runAt: new Date(Date.now() + 60_000) });
+    await worker.waitForEvent('job:claimed', a.id);
+    await until(() => ledger.rows(a.id).length === 1, "A's handler started");
+
+    // t=2: cancel A from a third process while B is enqueued here.
+    const [answerMessage, b] = await Promise.all([
+      inOtherProcess({ database: db.url, op: 'cancel', id: a.id, reason: 'from elsewhere' }),
+      baton.enqueue(kit.sleepy, { ms: 100 }),
+    ]);
+    const answer = cancelAnswer(answerMessage);
+    expect(answer.outcome).toBe('requested');
+
+    const aborted = await worker.waitForEvent('job:aborted', a.id);
+    const cancelled = await worker.waitForEvent('job:cancelled', a.id);
+    const bClaimed = await worker.waitForEvent('job:claimed', b.id);
+    await worker.waitForEvent('job:completed', b.id);
+    expect(aborted.reason).toBe('cancelled');
+    // SPEC bound: the request reaches the handler within a few hundred ms (robust bound).
+    expect((aborted.at as number) - (answerMessage.at as number)).toBeLessThan(2000);
+
+    const afterA = await baton.getJob(a.id);
+    // Order: request stored → signal aborted → recorded cancelled → B starts on the freed slot.
+    expect(afterA.cancelRequestedAt!.getTime()).toBeLessThanOrEqual(aborted.at as number);
+    expect(eventIndex(worker, 'job:aborted', a.id)).toBeLessThan(eventIndex(worker, 'job:cancelled', a.id));
+    expect(eventIndex(worker, 'job:cancelled', a.id)).toBeLessThan(eventIndex(worker, 'job:claimed', b.id));
+    expect(bClaimed.at as number).toBeGreaterThanOrEqual(cancelled.at as number);
+    expect(afterA.state).toBe('cancelled');
+    expect(afterA.attempt).toBe(1);
+    expect(afterA.errors).toEqual([]);
+    expect(afterA.cancelReason).toBe('from elsewhere');
+    expect(eventsOf(worker, 'job:failed', a.id)).toEqual([]);
+    expect(ledger.rows(a.id)).toHaveLength(1);
+
+    // t=3: cancel Q (delayed): straight to cancelled, never run.
+    const qAnswer = cancelAnswer(await inOtherProcess({ database: db.url, op: 'cancel', id: q.id }));
+    expect(qAnswer.outcome).toBe('cancelled');
+    expect(qAnswer.job.state).toBe('cancelled');
+    expect((await baton.getJob(q.id)).state).toBe('cancelled');
+
+    // t=5: D completes, then a cancel is refused as "unchanged" and D stays completed.
+    const d = await baton.enqueue(kit.sleepy, { ms: 100 });
+    await worker.waitForEvent('job:completed', d.id);
+    const dAnswer = cancelAnswer(await inOtherProcess({ database: db.url, op: 'cancel', id: d.id }));
+    expect(dAnswer.outcome).toBe('unchanged');
+    expect(dAnswer.job.state).toBe('completed');
+    const afterD = await baton.getJob(d.id);
+    expect(afterD.state).toBe('completed');
+    expect(afterD.cancelRequestedAt).toBeNull();
+
+    expect(ledger.rows(q.id)).toEqual([]);
+    expect(ledger.rows(b.id)).toHaveLength(1);
+    expect(ledger.rows(a.id)).toHaveLength(1);
+  });
+
+  it('C06 (deaf handler): recorded cancelled after cancelGrace, its late result discarded, not retried', async () => {
+    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const worker = await spawnWorker({
+      database: db.url,
+      ledger: ledgerPath,
+      worker: { concurrency: 1, cancelGrace: 500, pollInterval: 200 },
+    });
+    const job = await baton.enqueue(kit.deaf, { ms: 3000, result: 'late' }, { maxAttempts: 3 });
+    await worker.waitForEvent('job:claimed', job.id);
+    await until(() => ledger.rows(job.id).length === 1, 'the deaf handler started');
+
+    const answer = cancelAnswer(await inOtherProcess({ database: db.url, op: 'cancel', id: job.id, reason: 'stop it' }));
+    expect(answer.outcome).toBe('requested');
+    const aborted = await worker.waitForEvent('job:aborted', job.id);
+    const cancelled = await worker.waitForEvent('job:cancelled', job.id);
+    expect(aborted.reason).toBe('cancelled');
+    expect(eventIndex(worker, 'job:aborted', job.id)).toBeLessThan(eventIndex(worker, 'job:cancelled', job.id));
+    const atCancel = await baton.getJob(job.id);
+    expect(atCancel.state).toBe('cancelled');
+    // Recorded cancelled while the handler was still running (it ignores the signal).
+    expect(ledger.rows(job.id)[0]!.finishedAt).toBeNull();
+
+    // The handler returns "late" afterwards; its result is dropped.
+    const row = await until(() => {
+      const first = ledger.rows(job.id)[0];
+      return first?.finishedAt != null ? first : undefined;
+    }, 'the deaf handler returned');
+    expect(row!.finishedAt!).toBeGreaterThan(cancelled.at as number);
+    // The worker keeps working (and would have written the late result by now).
+    const control = await baton.enqueue(kit.hash, { n: 4 });
+    await worker.waitForEvent('job:completed', control.id);
+
+    const after = await baton.getJob(job.id);
+    expect(after.state).toBe('cancelled');
+    expect(after.result).toBeNull();
+    expect(after.attempt).toBe(1);
+    expect(after.errors).toEqual([]);
+    expect(after.cancelReason).toBe('stop it');
+    expect(eventsOf(worker, 'job:completed', job.id)).toEqual([]);
+    expect(eventsOf(worker, 'job:failed', job.id)).toEqual([]);
+    expect(eventsOf(worker, 'job:claimed', job.id)).toHaveLength(1);
+    expect(ledger.rows(job.id)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,314 @@
+/**
+ * Graceful shutdown and hand-off (SPEC "Graceful shutdown", cases.md C01, C02, C03a/b):
+ * stop() drains, then aborts with ShutdownError, then releases what is left
+ * (queued, runAt now, lease cleared, attempt not counted, checkpoint kept) so
+ * another worker resumes at once, never after the lease timeout. Worker processes
+ * are test/fixtures/worker-process.ts (SIGTERM = stop(), a second signal = stop({ now: true })).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Baton, StopSummary } from 'baton';
+import { createKit } from '../fixtures/kit.js';
+import { spawnWorker, type ChildHandle } from '../helpers/child.js';
+import { spawnClient } from '../helpers/client.js';
+import { openBaton, tempDatabase } from '../helpers/db.js';
+import { collectEvents, waitForEvent } from '../helpers/events.js';
+import { Ledger } from '../helpers/ledger.js';
+
+const ledgers: Ledger[] = [];
+afterEach(() => {
+  for (const ledger of ledgers.splice(0)) ledger.close();
+});
+
+async function setup() {
+  const db = tempDatabase();
+  const ledgerPath = join(db.dir, 'ledger.db');
+  let baton: Baton | undefined;
+  const kit = createKit({ ledgerPath, baton: () => baton! });
+  ledgers.push(kit.ledger!);
+  baton = await openBaton({ database: db.url });
+  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
+}
+
+/**
+ * An enqueue in another process, parked at a barrier: returns `go()`, which lets
+ * it enqueue at once (no process start-up in the timed window) and resolves with its answer.
+ */
+async function parkedEnqueue(database: string, dir: string, task: string, payload: unknown) {
+  const barrier = join(dir, `barrier-${Math.random().toString(36).slice(2)}`);
+  const client = spawnClient({ database, op: 'enqueue', task, payload, barrier });
+  await client.waitFor((m) => m.type === 'waiting', 'the client to wait at its barrier');
+  return {
+    go: async () => {
+      writeFileSync(barrier, '');
+      const answer = await client.waitFor((m) => m.type === 'result' || m.type === 'error', 'the enqueue answer');
+      expect(answer.type, JSON.stringify(answer)).toBe('result');
+      return answer.value as { id: number };
+    },
+  };
+}
+
+/** The child's exit, or a rejection after `ms` (so a process held alive fails fast instead of hitting the test timeout). */
+function exitWithin(child: ChildHandle, ms: number, what: string) {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    child.exited.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: process ${child.pid} still alive after ${ms} ms`)), ms))),
+  ]);
+}
+
+const indexOf = (child: ChildHandle, match: (m: { type: string; name?: string; jobId?: number }) => boolean) => child.messages.findIndex(match);
+const eventAt = (child: ChildHandle, name: string, jobId?: number) =>
+  indexOf(child, (m) => m.type === 'event' && m.name === name && (jobId === undefined || m.jobId === jobId));
+
+describe('C01: stop() waits for the running job', () => {
+  it('C01: stop() resolves only after A finishes; B enqueued after stop began is never claimed', async () => {
+    const { db, baton, kit, ledger } = await setup();
+    const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, pollInterval: 500, drainTimeout: 30_000 });
+    const order: string[] = [];
+    worker.on('job:claimed', (e) => order.push(`claimed:${e.job.id}`));
+    worker.on('job:completed', (e) => order.push(`completed:${e.job.id}`));
+    worker.on('worker:stopped', () => order.push('stopped'));
+    await worker.start();
+
+    const claimed = waitForEvent(worker, 'job:claimed');
+    const a = await baton.enqueue(kit.sleepy, { ms: 2500 });
+    await claimed;
+    const other = await parkedEnqueue(db.url, db.dir, 'sleepy', { ms: 100 });
+
+    const stopping = waitForEvent(worker, 'worker:stopping');
+    const stopCalledAt = Date.now();
+    const stopped = worker.stop().then((summary) => {
+      order.push('stop resolved');
+      return { summary, at: Date.now() };
+    });
+    await stopping;
+    // B from another process and B2 from this one (a local enqueue normally wakes the worker).
+    const b = await other.go();
+    const b2 = await baton.enqueue(kit.sleepy, { ms: 100 });
+    const { summary, at: stoppedAt } = await stopped;
+
+    expect(order).toEqual([`claimed:${a.id}`, `completed:${a.id}`, 'stopped', 'stop resolved']);
+    expect(summary).toEqual<StopSummary>({ finished: 1, released: 0, abandoned: 0 });
+    const afterA = await baton.getJob(a.id);
+    expect(afterA.state).toBe('completed');
+    expect(afterA.attempt).toBe(1);
+    expect(afterA.finishedAt!.getTime()).toBeLessThanOrEqual(stoppedAt);
+    // B really was waiting while A still ran, and still was not claimed.
+    expect((await baton.getJob(b.id)).createdAt.getTime()).toBeLessThan(afterA.finishedAt!.getTime());
+    for (const id of [b.id, b2.id]) {
+      const job = await baton.getJob(id);
+      expect(job.state).toBe('queued');
+      expect(job.attempt).toBe(0);
+      expect(ledger.rows(id)).toEqual([]);
+    }
+    expect(ledger.rows(a.id)).toHaveLength(1);
+    expect(ledger.rows(a.id)[0]!.finishedAt).not.toBeNull();
+    // Not held until the drain timeout (30 s): it returned once A was done.
+    expect(stoppedAt - stopCalledAt).toBeLessThan(20_000);
+  });
+
+  it('C01 (worker process, SIGTERM): exits 0 after A completes; "stopped" comes after A; B stays queued', async () => {
+    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const worker = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 2, pollInterval: 500, drainTimeout: 30_000 } });
+    const a = await baton.enqueue(kit.sleepy, { ms: 2500 });
+    await worker.waitForEvent('job:claimed', a.id);
+    const other = await parkedEnqueue(db.url, db.dir, 'sleepy', { ms: 100 });
+
+    worker.kill('SIGTERM');
+    await worker.waitForEvent('worker:stopping');
+    const b = await other.go();
+    const exit = await worker.exited;
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    const completedA = eventAt(worker, 'job:completed', a.id);
+    const stoppedLine = indexOf(worker, (m) => m.type === 'stopped');
+    expect(completedA).toBeGreaterThanOrEqual(0);
+    expect(stoppedLine).toBeGreaterThan(completedA);
+    expect(worker.messages[stoppedLine]!.summary).toEqual({ finished: 1, released: 0, abandoned: 0 });
+    expect(eventAt(worker, 'job:claimed', b.id)).toBe(-1);
+
+    const afterA = await baton.getJob(a.id);
+    expect(afterA.state).toBe('completed');
+    expect(afterA.attempt).toBe(1);
+    expect(ledger.rows(a.id)).toHaveLength(1);
+    const afterB = await baton.getJob(b.id);
+    expect(afterB.createdAt.getTime()).toBeLessThan(afterA.finishedAt!.getTime());
+    expect(afterB.state).toBe('queued');
+    expect(ledger.rows(b.id)).toEqual([]);
+  });
+});
+
+describe('C02: outcomes written during the drain are kept', () => {
+  it('C02: a job that throws during drain gets its retry recorded; a job that enqueues a child during drain completes', async () => {
+    const { baton, kit, ledger } = await setup();
+    const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, drainTimeout: 30_000 });
+    const failures: Array<{ retryAt: Date | null; message: string; at: number }> = [];
+    worker.on('job:failed', (e) => failures.push({ retryAt: e.retryAt, message: e.message, at: Date.now() }));
+    await worker.start();
+
+    const bothClaimed = collectEvents(worker, 'job:claimed', 2);
+    const [a, b] = await baton.enqueueMany([
+      { task: kit.boom, payload: { message: 'x', afterMs: 1500 }, options: { maxAttempts: 3 } },
+      { task: kit.spawnChild, payload: { firstMs: 800, thenMs: 800 } },
+    ]);
+    await bothClaimed;
+    const summary = await worker.stop();
+    expect(summary).toEqual<StopSummary>({ finished: 2, released: 0, abandoned: 0 });
+
+    const afterA = await baton.getJob(a!.id);
+    expect(afterA.state).toBe('queued'); // awaiting retry, not running
+    expect(afterA.attempt).toBe(1);
+    expect(afterA.errors).toHaveLength(1);
+    expect(afterA.errors[0]!.message).toContain('x');
+    expect(afterA.leaseOwner).toBeNull();
+    expect(afterA.runAt.getTime()).toBeGreaterThan(afterA.errors[0]!.time.getTime());
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.retryAt).toEqual(afterA.runAt);
+
+    const afterB = await baton.getJob(b!.id);
+    expect(afterB.state).toBe('completed');
+    const result = afterB.result as { ok: boolean; child: number };
+    expect(result.ok).toBe(true);
+    const child = await baton.getJob(result.child);
+    expect(child.task).toBe('sleepy');
+    expect(child.state).toBe('queued');
+    expect(ledger.rows(child.id)).toEqual([]);
+
+    const running = await baton.listJobs({ state: 'running' });
+    expect(running.filter((j) => j.leaseOwner === worker.id)).toEqual([]);
+    expect(running).toEqual([]);
+  });
+});
+
+describe('SIGTERM hand-off with a checkpoint', () => {
+  it('releases a checkpointing job (queued, runAt ≤ now, lease cleared, attempt not counted, checkpoint kept); a second worker resumes from it', async () => {
+    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 300, abortGrace: 2000 } });
+    const job = await baton.enqueue(kit.steps, { steps: 16, stepMs: 250 }, { maxAttempts: 3 });
+    await w1.waitForEvent('job:claimed', job.id);
+    await w1.waitFor(() => w1.messages.filter((m) => m.type === 'event' && m.name === 'job:checkpoint').length >= 2, 'two checkpoints');
+    const before = await baton.getJob(job.id);
+    expect(before.state).toBe('running');
+    expect(before.attempt).toBe(1);
+
+    w1.kill('SIGTERM');
+    const exit = await w1.exited;
+    const releasedAt = Date.now();
+    expect(exit).toEqual({ code: 0, signal: null });
+    const abortedLine = w1.messages.find((m) => m.type === 'event' && m.name === 'job:aborted' && m.jobId === job.id);
+    expect(abortedLine?.reason).toBe('shutdown');
+    expect(eventAt(w1, 'job:released', job.id)).toBeGreaterThan(eventAt(w1, 'job:aborted', job.id));
+    expect(w1.messages.find((m) => m.type === 'stopped')?.summary).toMatchObject({ finished: 0, released: 1 });
+
+    const released = await baton.getJob(job.id);
+    expect(released.state).toBe('queued');
+    expect(released.runAt.getTime()).toBeLessThanOrEqual(releasedAt);
+    expect(released.leaseOwner).toBeNull();
+    expect(released.leaseExpiresAt).toBeNull();
+    expect(released.attempt).toBe(0); // back to what it was before the claim: not counted
+    expect(released.errors).toEqual([]);
+    const step = (released.checkpoint as { step: number }).step;
+    expect(step).toBeGreaterThanOrEqual(2);
+
+    const w2 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1 } });
+    const completed = await w2.waitForEvent('job:completed', job.id);
+    expect(completed.result).toMatchObject({ resumedFrom: step, steps: 16, pid: w2.pid });
+    const done = await baton.getJob(job.id);
+    expect(done.state).toBe('completed');
+    expect(done.attempt).toBe(1);
+    expect(done.errors).toEqual([]);
+    expect(done.checkpoint).toEqual({ step: 16 });
+    const rows = ledger.rows(job.id);
+    expect(rows.map((r) => r.pid)).toEqual([w1.pid, w2.pid]);
+    expect(rows.filter((r) => r.finishedAt !== null)).toHaveLength(1);
+  });
+});
+
+describe('C03: a job outliving the grace period is released before the worker exits', () => {
+  const variants = [
+    { id: 'C03a', name: 'sleepy (honours the signal)', task: 'sleepy', payload: { ms: 60_000 } },
+    { id: 'C03b', name: 'deaf (ignores the signal)', task: 'deaf', payload: { ms: 60_000 } },
+    { id: 'C03 (hang)', name: 'hang (never settles)', task: 'hang', payload: {} },
+  ] as const;
+
+  for (const variant of variants) {
+    it(`${variant.id}: ${variant.name}: released at shutdown and claimed by W2 long before the 600 s lease; policy: a shutdown-interrupted attempt is not counted, so with maxAttempts 1 the job is not failed`, async () => {
+      const { db, baton, ledger, ledgerPath } = await setup();
+      const config = { concurrency: 1, leaseTtl: 600_000, heartbeatInterval: 5000, pollInterval: 1000, drainTimeout: 300, abortGrace: 500 };
+      const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: config });
+      const job = await baton.enqueue(variant.task, variant.payload, { maxAttempts: 1 });
+      await w1.waitForEvent('job:claimed', job.id);
+      const w2 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: config });
+      expect((await baton.getJob(job.id)).leaseExpiresAt!.getTime()).toBeGreaterThan(Date.now() + 500_000);
+
+      const sigtermAt = Date.now();
+      w1.kill('SIGTERM');
+      const exit = await exitWithin(w1, 15_000, `${variant.id} after SIGTERM`);
+      const exitedAt = Date.now();
+      expect(exit).toEqual({ code: 0, signal: null });
+      // Not held by the handler: drainTimeout + abortGrace = 0.8 s; bound generous.
+      expect(exitedAt - sigtermAt).toBeLessThan(10_000);
+      expect(w1.messages.find((m) => m.type === 'event' && m.name === 'job:aborted' && m.jobId === job.id)?.reason).toBe('shutdown');
+      const releasedLine = w1.messages.find((m) => m.type === 'event' && m.name === 'job:released' && m.jobId === job.id);
+      expect(releasedLine).toBeDefined();
+      expect(eventAt(w1, 'job:released', job.id)).toBeLessThan(indexOf(w1, (m) => m.type === 'stopped'));
+      expect(eventAt(w1, 'job:failed', job.id)).toBe(-1);
+
+      const claimed = await w2.waitForEvent('job:claimed', job.id);
+      expect(claimed.attempt).toBe(1);
+      // W2 took it over at once, not after the lease (600 s): the case's bound is 3 s after release.
+      expect((claimed.at as number) - (releasedLine!.at as number)).toBeLessThan(5000);
+      const now = await baton.getJob(job.id);
+      expect(now.state).toBe('running');
+      expect(now.attempt).toBe(1);
+      expect(now.maxAttempts).toBe(1);
+      expect(now.errors).toEqual([]);
+      const rows = ledger.rows(job.id);
+      expect(rows.map((r) => r.pid)).toEqual([w1.pid, w2.pid]);
+      expect(rows.map((r) => r.attempt)).toEqual([1, 1]);
+      expect(rows.filter((r) => r.finishedAt !== null).length).toBeLessThanOrEqual(1);
+    });
+  }
+
+  it('a second SIGTERM skips the drain: the job is released and the worker exits promptly despite a long drainTimeout', async () => {
+    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 60_000, abortGrace: 60_000 } });
+    const job = await baton.enqueue(kit.sleepy, { ms: 60_000 });
+    await w1.waitForEvent('job:claimed', job.id);
+
+    w1.kill('SIGTERM');
+    await w1.waitForEvent('worker:stopping');
+    const secondAt = Date.now();
+    w1.kill('SIGTERM');
+    const exit = await exitWithin(w1, 15_000, 'after the second SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - secondAt).toBeLessThan(10_000); // far below the 60 s drain
+    expect(eventAt(w1, 'job:released', job.id)).toBeGreaterThanOrEqual(0);
+
+    const released = await baton.getJob(job.id);
+    expect(released.state).toBe('queued');
+    expect(released.attempt).toBe(0);
+    expect(released.leaseOwner).toBeNull();
+    expect(released.errors).toEqual([]);
+    expect(ledger.rows(job.id)).toHaveLength(1);
+  });
+
+  it('a second SIGTERM with a handler that never settles (hang) does not hold the process for abortGrace', async () => {
+    const { db, baton, kit, ledgerPath } = await setup();
+    const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 60_000, abortGrace: 60_000 } });
+    const job = await baton.enqueue(kit.hang, {});
+    await w1.waitForEvent('job:claimed', job.id);
+
+    w1.kill('SIGTERM');
+    await w1.waitForEvent('worker:stopping');
+    const secondAt = Date.now();
+    w1.kill('SIGTERM');
+    const exit = await exitWithin(w1, 15_000, 'after the second SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - secondAt).toBeLessThan(10_000);
+    expect(eventAt(w1, 'job:released', job.id)).toBeGreaterThanOrEqual(0);
+    expect((await baton.getJob(job.id)).state).toBe('queued');
+  });
+});
