@@ -1,4 +1,5 @@
 import type { Job } from '../job/types.js';
+import { jobView } from '../job/view.js';
 
 /**
  * What the CLI prints. Results go to stdout (a table for people, one JSON document
@@ -60,18 +61,12 @@ export function bytes(n: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
-/**
- * The state shown to people: the stored state, or a view of it (`delayed`,
- * `retrying`, `cancelling`) as SPEC "Jobs" derives them.
- */
+/** The state shown to people: the stored state or its view (`delayed`, `retrying`, `cancelling`). */
 export function displayState(job: Job, now = Date.now()): string {
-  if (job.state === 'running' && job.cancelRequestedAt) return 'cancelling';
-  if (job.state === 'queued' && job.attempt > 0) return 'retrying';
-  if (job.state === 'queued' && job.runAt.getTime() > now) return 'delayed';
-  return job.state;
+  return jobView(job, now);
 }
 
-/** "3/10", "40%"-free progress cell: `current/total message`, or "-". */
+/** The progress cell: `current/total message`, or "-". */
 export function progressCell(job: Job): string {
   const p = job.progress;
   if (!p) return '-';
@@ -128,4 +123,88 @@ export function jobDetail(job: Job, now = Date.now()): string {
 /** Cuts `text` to `max` characters with an ellipsis. */
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** One bar of a {@link ProgressDisplay}. */
+export interface ProgressBar {
+  update(value: number, total: number, status?: string): void;
+}
+
+/** Progress of long work: bars on a terminal, plain lines otherwise. */
+export interface ProgressDisplay {
+  bar(label: string, total: number): ProgressBar;
+  /** Prints a line above the bars (or as is). */
+  log(line: string): void;
+  /** Draws the final values and stops redrawing. */
+  stop(): void;
+}
+
+/**
+ * Creates progress output on stdout. On a terminal: cli-progress bars redrawn in
+ * place. Otherwise (a pipe, a file, CI): one plain line with every bar's value at
+ * most every `lineInterval` ms, and one at the end.
+ */
+export async function progressDisplay(options: { tty?: boolean; lineInterval?: number } = {}): Promise<ProgressDisplay> {
+  const tty = options.tty ?? process.stdout.isTTY === true;
+  if (tty) {
+    const { default: cliProgress } = await import('cli-progress');
+    const multi = new cliProgress.MultiBar(
+      {
+        stream: process.stdout,
+        format: ' {label} [{bar}] {percentage}% | {value}/{total} {status}',
+        barCompleteChar: '█',
+        barIncompleteChar: '░',
+        barsize: 30,
+        hideCursor: true,
+        clearOnComplete: false,
+        stopOnComplete: false,
+        autopadding: true,
+        fps: 10,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    return {
+      bar(label, total) {
+        const bar = multi.create(total, 0, { label, status: '' });
+        return { update: (value, t, status = '') => (bar.setTotal(t), bar.update(value, { label, status })) };
+      },
+      log: (line) => multi.log(`${line}\n`),
+      stop: () => multi.stop(),
+    };
+  }
+  const interval = options.lineInterval ?? 1000;
+  const bars: Array<{ label: string; value: number; total: number; status: string }> = [];
+  let last = 0;
+  let dirty = false;
+  let scheduled = false;
+  const line = () => bars.map((b) => `${b.label.trim()} ${b.value}/${b.total}${b.status ? ` (${b.status})` : ''}`).join(', ');
+  const print = () => {
+    last = Date.now();
+    dirty = false;
+    out(`progress: ${line()}`);
+  };
+  return {
+    bar(label, total) {
+      const state = { label, value: 0, total, status: '' };
+      bars.push(state);
+      return {
+        update(value, t, status = '') {
+          dirty ||= value !== state.value || t !== state.total || status !== state.status;
+          Object.assign(state, { value, total: t, status });
+          // Print after the caller updated every bar of this round (same tick).
+          if (dirty && !scheduled && Date.now() - last >= interval) {
+            scheduled = true;
+            queueMicrotask(() => {
+              scheduled = false;
+              if (dirty) print();
+            });
+          }
+        },
+      };
+    },
+    log: (text) => out(text),
+    stop: () => {
+      if (dirty) print();
+    },
+  };
 }

@@ -1,0 +1,55 @@
+import { Command } from 'commander';
+import type { EnqueueOptions } from '../../job/types.js';
+import { loadTasks } from '../load-tasks.js';
+import { UsageError, integer, isoDate, json, milliseconds, withBaton, withDatabase } from '../options.js';
+import { displayState, out, printJson } from '../output.js';
+
+interface EnqueueFlags {
+  payload?: unknown;
+  queue?: string;
+  priority?: number;
+  delay?: number;
+  runAt?: Date;
+  maxAttempts?: number;
+  timeout?: number;
+  key?: string;
+  tasks?: string;
+  database?: string;
+  json?: boolean;
+}
+
+/**
+ * `baton enqueue TASK`: enqueues one job and prints it. With `--tasks` the task
+ * name must be one the module exports and the payload is checked against its
+ * schema; without, the payload is only checked to be plain JSON.
+ */
+export function enqueueCommand(): Command {
+  return withDatabase(new Command('enqueue'))
+    .description('enqueue a job and print it')
+    .argument('<task>', 'task name')
+    .option('--payload <json>', 'payload as JSON (default: null)', json)
+    .option('--queue <name>', 'queue (default: default)')
+    .option('--priority <n>', 'lower runs first (default: 0)', integer(-1_000_000, 1_000_000))
+    .option('--delay <ms>', 'run no earlier than this many ms from now', milliseconds)
+    .option('--run-at <iso>', 'run no earlier than this time (ISO 8601)', isoDate)
+    .option('--max-attempts <n>', 'attempts before failed (default: the task\'s, else 3)', integer(1, 1000))
+    .option('--timeout <ms>', 'per-attempt timeout (default: the task\'s, else none)', integer(1, 2_147_483_647))
+    .option('--key <key>', 'idempotency key: while a job with this key is not finished, return it instead')
+    .option('--tasks <file>', 'module exporting the tasks: refuses unknown names and checks the payload schema')
+    .option('--json', 'print the job as JSON')
+    .action(async (task: string, flags: EnqueueFlags) => {
+      if (flags.delay !== undefined && flags.runAt !== undefined) throw new UsageError('give --delay or --run-at, not both');
+      const options: EnqueueOptions = {};
+      if (flags.queue !== undefined) options.queue = flags.queue;
+      if (flags.priority !== undefined) options.priority = flags.priority;
+      if (flags.delay !== undefined) options.delay = flags.delay;
+      if (flags.runAt !== undefined) options.runAt = flags.runAt;
+      if (flags.maxAttempts !== undefined) options.maxAttempts = flags.maxAttempts;
+      if (flags.timeout !== undefined) options.timeout = flags.timeout;
+      if (flags.key !== undefined) options.key = flags.key;
+      const tasks = flags.tasks ? await loadTasks(flags.tasks) : undefined;
+      const job = await withBaton({ database: flags.database, tasks }, (baton) => baton.enqueue(task, flags.payload ?? null, options));
+      if (flags.json) printJson(job);
+      else out(`job ${job.id} ${displayState(job)}: ${job.task} on queue ${job.queue}, run at ${job.runAt.toISOString()}`);
+    });
+}

@@ -1,0 +1,14 @@
+import { Command } from 'commander';
+import { defaultDatabaseUrl, redact } from '../../store/open.js';
+import { withBaton, withDatabase } from '../options.js';
+import { out } from '../output.js';
+
+/** `baton migrate`: applies pending schema migrations (every command also does on open). */
+export function migrateCommand(): Command {
+  return withDatabase(new Command('migrate'))
+    .description('apply pending database migrations')
+    .action(async (flags: { database?: string }) => {
+      await withBaton({ database: flags.database }, async () => undefined);
+      out(`database ${redact(flags.database ?? defaultDatabaseUrl())} is up to date`);
+    });
+}

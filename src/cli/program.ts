@@ -1,0 +1,35 @@
+import { Command } from 'commander';
+import { cancelCommand } from './commands/cancel.js';
+import { demoCommand } from './commands/demo.js';
+import { enqueueCommand } from './commands/enqueue.js';
+import { jobCommand } from './commands/job.js';
+import { jobsCommand } from './commands/jobs.js';
+import { migrateCommand } from './commands/migrate.js';
+import { retryCommand } from './commands/retry.js';
+import { workerCommand } from './commands/worker.js';
+
+/**
+ * The `baton` command line: one subcommand per file under commands/. Commander
+ * is told to throw instead of exiting (main.ts maps errors to exit codes) and to
+ * print its usage errors on stderr as one line.
+ */
+export function createProgram(): Command {
+  const program = new Command('baton')
+    .description('Baton: durable background jobs. Every command takes --database (default $BATON_DATABASE_URL, else sqlite:./baton.db).')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
+    .showSuggestionAfterError(true);
+  for (const command of [
+    workerCommand(),
+    enqueueCommand(),
+    cancelCommand(),
+    retryCommand(),
+    jobsCommand(),
+    jobCommand(),
+    migrateCommand(),
+    demoCommand(),
+  ]) {
+    program.addCommand(command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text) }));
+  }
+  return program;
+}
