@@ -189,7 +189,7 @@ export function describeError(value: unknown): string {
     if (value === undefined || value === null || typeof value !== 'object') return `non-Error thrown: ${String(value)}`;
     return `non-Error thrown: ${safeJson(value)}`;
   } catch {
-    return 'non-Error thrown: (unreadable value)';
+    return value instanceof Error ? 'Error thrown; its message could not be read' : 'non-Error thrown: (unreadable value)';
   }
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (children run from there so `baton` resolves to src/). */
@@ -26,18 +27,11 @@ export class Child {
   constructor(name: string, child: ChildProcess) {
     this.name = name;
     this.process = child;
-    let buffer = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        try {
-          this.reports.push(JSON.parse(line) as Report);
-        } catch {
-          this.reports.push({ type: 'text', text: line });
-        }
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        this.reports.push(JSON.parse(line) as Report);
+      } catch {
+        this.reports.push({ type: 'text', text: line });
       }
       for (const wake of this.#waiters) wake();
     });

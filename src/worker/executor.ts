@@ -121,7 +121,7 @@ export class JobRun {
   }
 
   async #run(): Promise<void> {
-    const { job, task } = this;
+    const { job } = this;
     const deps = this.#deps;
     const signal = this.#controller.signal;
     const { ctx, flush, dispose } = createContext({

@@ -5,31 +5,12 @@
  * never by duration, except SPEC's bound that a cancel reaches the handler within
  * a few hundred ms (asserted as < 2000 ms to stay robust on a loaded machine).
  */
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CancelledError, type Baton, type CancelResult, type Job } from 'baton';
-import { createKit } from '../fixtures/kit.js';
+import { describe, expect, it } from 'vitest';
+import { CancelledError, type CancelResult, type Job } from 'baton';
 import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';
 import { inOtherProcess } from '../helpers/client.js';
-import { openBaton, tempDatabase } from '../helpers/db.js';
 import { until, waitForEvent } from '../helpers/events.js';
-import { Ledger } from '../helpers/ledger.js';
-
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const ledger of ledgers.splice(0)) ledger.close();
-});
-
-/** A Baton on a fresh database plus the handler kit writing to a ledger next to it. */
-async function setup() {
-  const db = tempDatabase();
-  const ledgerPath = join(db.dir, 'ledger.db');
-  let baton: Baton | undefined;
-  const kit = createKit({ ledgerPath, baton: () => baton! });
-  ledgers.push(kit.ledger!);
-  baton = await openBaton({ database: db.url });
-  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
-}
+import { openKitBaton } from '../helpers/kit-baton.js';
 
 /** Index of the first message of `child` that is event `name` of job `jobId`; -1 when none. */
 function eventIndex(child: ChildHandle, name: string, jobId: number): number {
@@ -45,7 +26,7 @@ const cancelAnswer = (message: ChildMessage) => {
 
 describe('cancel(id) in one process', () => {
   it('cancels a queued job at once; no handler ever runs it (0 ledger rows)', async () => {
-    const { baton, kit, ledger } = await setup();
+    const { baton, kit, ledger } = await openKitBaton();
     const job = await baton.enqueue(kit.sleepy, { ms: 100 });
     const answer = await baton.cancel(job.id, 'not needed');
     expect(answer.outcome).toBe('cancelled');
@@ -70,7 +51,7 @@ describe('cancel(id) in one process', () => {
   });
 
   it('aborts a running job with a CancelledError carrying the reason; it ends cancelled (not failed), no retry, attempt 1', async () => {
-    const { baton, kit, ledger } = await setup();
+    const { baton, kit, ledger } = await openKitBaton();
     const worker = baton.worker({ tasks: kit.tasks, concurrency: 2 });
     const order: string[] = [];
     const failures: unknown[] = [];
@@ -122,7 +103,7 @@ describe('cancel(id) in one process', () => {
   });
 
   it('leaves a finished job as it is; the answer is "unchanged" and names its state', async () => {
-    const { baton, kit } = await setup();
+    const { baton, kit } = await openKitBaton();
     const worker = baton.worker({ tasks: kit.tasks });
     await worker.start();
 
@@ -150,7 +131,7 @@ describe('cancel(id) in one process', () => {
   });
 
   it('is idempotent on a queued job: the second call is "unchanged" and keeps the first request time and reason', async () => {
-    const { baton, kit } = await setup();
+    const { baton, kit } = await openKitBaton();
     const job = await baton.enqueue(kit.sleepy, { ms: 100 });
     const first = await baton.cancel(job.id, 'first');
     const second = await baton.cancel(job.id, 'second');
@@ -163,7 +144,7 @@ describe('cancel(id) in one process', () => {
   });
 
   it('is idempotent on a running job: one abort, the first request time and reason are kept', async () => {
-    const { baton, kit, ledger } = await setup();
+    const { baton, kit, ledger } = await openKitBaton();
     // hang ignores its signal, so the job stays running (cancelling) for cancelGrace.
     const worker = baton.worker({ tasks: kit.tasks, cancelGrace: 2000 });
     const aborts: unknown[] = [];
@@ -200,7 +181,7 @@ describe('cancel(id) in one process', () => {
 
 describe('C06: cancel from another process reaches a handler running in a third process', () => {
   it('C06: aborts A in the worker process, frees its slot for B, cancels delayed Q at once, leaves completed D as it is', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const worker = await spawnWorker({
       database: db.url,
       ledger: ledgerPath,
@@ -263,7 +244,7 @@ describe('C06: cancel from another process reaches a handler running in a third 
   });
 
   it('C06 (deaf handler): recorded cancelled after cancelGrace, its late result discarded, not retried', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const worker = await spawnWorker({
       database: db.url,
       ledger: ledgerPath,

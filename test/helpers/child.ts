@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 
@@ -18,18 +19,11 @@ export class ChildHandle {
 
   constructor(child: ChildProcess) {
     this.process = child;
-    let buffer = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        try {
-          this.messages.push(JSON.parse(line) as ChildMessage);
-        } catch {
-          this.messages.push({ type: 'text', text: line });
-        }
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        this.messages.push(JSON.parse(line) as ChildMessage);
+      } catch {
+        this.messages.push({ type: 'text', text: line });
       }
       for (const wake of this.#waiters) wake();
     });

@@ -4,32 +4,14 @@
  * mid-job; another worker takes the job only after the recorded lease expiry,
  * counts the lost attempt, and fails the job when no attempt is left.
  */
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Baton } from 'baton';
-import { createKit } from '../fixtures/kit.js';
 import { spawnWorker } from '../helpers/child.js';
-import { openBaton, tempDatabase } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
-import { Ledger } from '../helpers/ledger.js';
-
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const ledger of ledgers.splice(0)) ledger.close();
-});
+import { openKitBaton } from '../helpers/kit-baton.js';
 
 /** leaseTtl 1.5 s, heartbeat 0.3 s, rescue pass every 0.2 s. */
 const WORKER = { concurrency: 1, leaseTtl: 1500, heartbeatInterval: 300, rescueInterval: 200, pollInterval: 200 };
-
-async function setup() {
-  const db = tempDatabase();
-  const ledgerPath = join(db.dir, 'ledger.db');
-  let baton: Baton | undefined;
-  const kit = createKit({ ledgerPath, baton: () => baton! });
-  ledgers.push(kit.ledger!);
-  baton = await openBaton({ database: db.url });
-  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
-}
 
 /** No job is left `running` under a lease that has already expired. */
 async function expectNoExpiredRunning(baton: Baton): Promise<void> {
@@ -39,7 +21,7 @@ async function expectNoExpiredRunning(baton: Baton): Promise<void> {
 }
 
 /** Starts W1, lets it claim `enqueue()`'s job, starts idle W2, then SIGKILLs W1; returns the job's recorded lease expiry. */
-async function killMidJob(ctx: Awaited<ReturnType<typeof setup>>, enqueue: () => Promise<{ id: number }>) {
+async function killMidJob(ctx: Awaited<ReturnType<typeof openKitBaton>>, enqueue: () => Promise<{ id: number }>) {
   const { db, baton, ledger, ledgerPath } = ctx;
   const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: WORKER });
   const job = await enqueue();
@@ -58,7 +40,7 @@ async function killMidJob(ctx: Awaited<ReturnType<typeof setup>>, enqueue: () =>
 
 describe('C03c / C10b: a worker SIGKILLed mid-job', () => {
   it('C03c/C10b: another worker takes the job only after the recorded lease expiry, as attempt 2 (counted), and completes it', async () => {
-    const ctx = await setup();
+    const ctx = await openKitBaton();
     const { baton, kit, ledger } = ctx;
     const { job, w1, w2, leaseExpiresAt } = await killMidJob(ctx, () => baton.enqueue(kit.hang, { untilAttempt: 1, thenMs: 100 }, { maxAttempts: 3 }));
 
@@ -91,7 +73,7 @@ describe('C03c / C10b: a worker SIGKILLed mid-job', () => {
 
 describe('C10a: a crash on the last allowed attempt', () => {
   it('C10a: maxAttempts 1 + hang + SIGKILL → failed with a lease-expired error, never started again', async () => {
-    const ctx = await setup();
+    const ctx = await openKitBaton();
     const { baton, kit, ledger } = ctx;
     const { job, w2, leaseExpiresAt } = await killMidJob(ctx, () => baton.enqueue(kit.hang, {}, { maxAttempts: 1 }));
 

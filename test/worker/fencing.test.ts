@@ -5,33 +5,16 @@
  * workers where the first blocks its event loop past the lease (in a child process,
  * so this process keeps running), and the Store directly with simulated time.
  */
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Baton, WorkerEvents } from 'baton';
-import { createKit } from '../fixtures/kit.js';
+import { describe, expect, it } from 'vitest';
+import type { WorkerEvents } from 'baton';
 import { spawnWorker } from '../helpers/child.js';
-import { openBaton, tempDatabase } from '../helpers/db.js';
+import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
-import { Ledger } from '../helpers/ledger.js';
-
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const ledger of ledgers.splice(0)) ledger.close();
-});
-
-async function setup() {
-  const db = tempDatabase();
-  const ledgerPath = join(db.dir, 'ledger.db');
-  let baton: Baton | undefined;
-  const kit = createKit({ ledgerPath, baton: () => baton! });
-  ledgers.push(kit.ledger!);
-  baton = await openBaton({ database: db.url });
-  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
-}
+import { openKitBaton } from '../helpers/kit-baton.js';
 
 describe('C08: a worker whose event loop was blocked past its lease', () => {
   it('C08: W2 takes the job over (attempt 2) and completes it; W1\'s late completion is dropped (write:dropped, lease:lost), one job:completed in all', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const timing = { leaseTtl: 1000, heartbeatInterval: 200, rescueInterval: 100, pollInterval: 100 };
     const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, ...timing } });
     // Attempt 1 blocks W1's event loop for 4 s (no heartbeat), later attempts take 300 ms.
@@ -73,7 +56,7 @@ describe('C08: a worker whose event loop was blocked past its lease', () => {
   });
 
   it('C08 control: a block shorter than the lease (three missed heartbeats) is tolerated: no takeover, attempt 1', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const timing = { leaseTtl: 3000, heartbeatInterval: 500, rescueInterval: 100, pollInterval: 100 };
     const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, ...timing } });
     const job = await baton.enqueue(kit.block, { ms: 1700, onAttempt: 1, otherMs: 300 }, { maxAttempts: 3 });

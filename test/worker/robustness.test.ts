@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, createBaton, defineTask, sleep, type WorkerOptions } from 'baton';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { createKit } from '../fixtures/kit.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { spawnTs } from '../helpers/child.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
@@ -43,33 +44,8 @@ describe('C23 handlers that throw odd things', () => {
   it('C23b: undefined, null, a string, a rejected plain object, an Error with a throwing message getter, a synchronous throw and a hang each end with a readable lastError; the worker keeps going', async () => {
     const { logger, lines } = capturingLogger();
     const baton = await openBaton({ logger });
-    const gettered = () => {
-      const error = new Error('hidden');
-      Object.defineProperty(error, 'message', {
-        get() {
-          throw new Error('message getter threw');
-        },
-      });
-      return error;
-    };
-    const odd = defineTask('odd', {
-      maxAttempts: 1,
-      handler: async (payload: { kind: string }) => {
-        switch (payload.kind) {
-          case 'undefined':
-            throw undefined;
-          case 'null':
-            throw null;
-          case 'string':
-            throw 'text';
-          case 'object':
-            return Promise.reject({ code: 1 });
-          case 'getter':
-            throw gettered();
-        }
-        return 'unreachable';
-      },
-    });
+    const kit = createKit();
+    const odd = kit.boom;
     // Not async: throws before any promise exists.
     const syncThrow = defineTask('syncThrow', {
       maxAttempts: 1,
@@ -89,14 +65,14 @@ describe('C23 handlers that throw odd things', () => {
       { task: odd, payload: { kind: 'null' }, message: 'non-Error thrown: null', state: 'failed' },
       { task: odd, payload: { kind: 'string' }, message: 'non-Error thrown: "text"', state: 'failed' },
       { task: odd, payload: { kind: 'object' }, message: 'non-Error thrown: {"code":1}', state: 'failed' },
-      { task: odd, payload: { kind: 'getter' }, message: 'non-Error thrown: (unreadable value)', state: 'failed' },
+      { task: odd, payload: { kind: 'getter' }, message: 'Error thrown; its message could not be read', state: 'failed' },
       { task: syncThrow, payload: null, message: 'thrown synchronously', state: 'failed' },
       { task: hang, payload: null, message: 'job timed out after 200 ms', state: 'failed' },
       { task: oddRetry, payload: null, message: 'non-Error thrown: undefined', state: 'queued' },
     ];
     for (const [i, c] of cases.entries()) {
       const failed = waitForEvent(worker, 'job:failed', (e) => e.job.task === c.task.name);
-      const job = await baton.enqueue(c.task as typeof odd, c.payload as { kind: string });
+      const job = await baton.enqueue(c.task as typeof odd, c.payload as { kind: string }, c.task === odd ? { maxAttempts: 1 } : {});
       const event = await failed;
       expect(event.message, c.message).toBe(c.message);
       const stored = await baton.getJob(job.id);

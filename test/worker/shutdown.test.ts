@@ -7,29 +7,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Baton, StopSummary } from 'baton';
-import { createKit } from '../fixtures/kit.js';
+import { describe, expect, it } from 'vitest';
+import type { StopSummary } from 'baton';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { spawnClient } from '../helpers/client.js';
-import { openBaton, tempDatabase } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
-import { Ledger } from '../helpers/ledger.js';
-
-const ledgers: Ledger[] = [];
-afterEach(() => {
-  for (const ledger of ledgers.splice(0)) ledger.close();
-});
-
-async function setup() {
-  const db = tempDatabase();
-  const ledgerPath = join(db.dir, 'ledger.db');
-  let baton: Baton | undefined;
-  const kit = createKit({ ledgerPath, baton: () => baton! });
-  ledgers.push(kit.ledger!);
-  baton = await openBaton({ database: db.url });
-  return { db, baton, kit, ledger: kit.ledger!, ledgerPath };
-}
+import { openKitBaton } from '../helpers/kit-baton.js';
 
 /**
  * An enqueue in another process, parked at a barrier: returns `go()`, which lets
@@ -64,7 +47,7 @@ const eventAt = (child: ChildHandle, name: string, jobId?: number) =>
 
 describe('C01: stop() waits for the running job', () => {
   it('C01: stop() resolves only after A finishes; B enqueued after stop began is never claimed', async () => {
-    const { db, baton, kit, ledger } = await setup();
+    const { db, baton, kit, ledger } = await openKitBaton();
     const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, pollInterval: 500, drainTimeout: 30_000 });
     const order: string[] = [];
     worker.on('job:claimed', (e) => order.push(`claimed:${e.job.id}`));
@@ -110,7 +93,7 @@ describe('C01: stop() waits for the running job', () => {
   });
 
   it('C01 (worker process, SIGTERM): exits 0 after A completes; "stopped" comes after A; B stays queued', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const worker = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 2, pollInterval: 500, drainTimeout: 30_000 } });
     const a = await baton.enqueue(kit.sleepy, { ms: 2500 });
     await worker.waitForEvent('job:claimed', a.id);
@@ -142,7 +125,7 @@ describe('C01: stop() waits for the running job', () => {
 
 describe('C02: outcomes written during the drain are kept', () => {
   it('C02: a job that throws during drain gets its retry recorded; a job that enqueues a child during drain completes', async () => {
-    const { baton, kit, ledger } = await setup();
+    const { baton, kit, ledger } = await openKitBaton();
     const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, drainTimeout: 30_000 });
     const failures: Array<{ retryAt: Date | null; message: string; at: number }> = [];
     worker.on('job:failed', (e) => failures.push({ retryAt: e.retryAt, message: e.message, at: Date.now() }));
@@ -184,7 +167,7 @@ describe('C02: outcomes written during the drain are kept', () => {
 
 describe('SIGTERM hand-off with a checkpoint', () => {
   it('releases a checkpointing job (queued, runAt ≤ now, lease cleared, attempt not counted, checkpoint kept); a second worker resumes from it', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 300, abortGrace: 2000 } });
     const job = await baton.enqueue(kit.steps, { steps: 16, stepMs: 250 }, { maxAttempts: 3 });
     await w1.waitForEvent('job:claimed', job.id);
@@ -235,7 +218,7 @@ describe('C03: a job outliving the grace period is released before the worker ex
 
   for (const variant of variants) {
     it(`${variant.id}: ${variant.name}: released at shutdown and claimed by W2 long before the 600 s lease; policy: a shutdown-interrupted attempt is not counted, so with maxAttempts 1 the job is not failed`, async () => {
-      const { db, baton, ledger, ledgerPath } = await setup();
+      const { db, baton, ledger, ledgerPath } = await openKitBaton();
       const config = { concurrency: 1, leaseTtl: 600_000, heartbeatInterval: 5000, pollInterval: 1000, drainTimeout: 300, abortGrace: 500 };
       const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: config });
       const job = await baton.enqueue(variant.task, variant.payload, { maxAttempts: 1 });
@@ -273,7 +256,7 @@ describe('C03: a job outliving the grace period is released before the worker ex
   }
 
   it('a second SIGTERM skips the drain: the job is released and the worker exits promptly despite a long drainTimeout', async () => {
-    const { db, baton, kit, ledger, ledgerPath } = await setup();
+    const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 60_000, abortGrace: 60_000 } });
     const job = await baton.enqueue(kit.sleepy, { ms: 60_000 });
     await w1.waitForEvent('job:claimed', job.id);
@@ -296,7 +279,7 @@ describe('C03: a job outliving the grace period is released before the worker ex
   });
 
   it('a second SIGTERM with a handler that never settles (hang) does not hold the process for abortGrace', async () => {
-    const { db, baton, kit, ledgerPath } = await setup();
+    const { db, baton, kit, ledgerPath } = await openKitBaton();
     const w1 = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, drainTimeout: 60_000, abortGrace: 60_000 } });
     const job = await baton.enqueue(kit.hang, {});
     await w1.waitForEvent('job:claimed', job.id);

@@ -1,0 +1,382 @@
+import pg from 'pg';
+import { ConfigError, ConflictError } from '../../errors.js';
+import type { Progress } from '../../job/types.js';
+import type { Migration } from '../migration.js';
+import type {
+  CancelOutcome,
+  CancelRequest,
+  Completion,
+  InsertedJob,
+  JobFilter,
+  Lease,
+  LeaseReport,
+  NewJob,
+  QueueCount,
+  RescueReport,
+  Store,
+  StoredError,
+} from '../store.js';
+import { migrations as postgresMigrations } from './migrations/index.js';
+import { PgListener } from './listener.js';
+import { pgRowToClaimedJob, pgRowToJob, type PgJobRow } from './rows.js';
+
+/** Options of the PostgreSQL driver. */
+export interface PostgresStoreOptions {
+  /** Schema holding Baton's tables (created when missing). @defaultValue 'baton' */
+  schema?: string;
+  /** Pool size (connections). @defaultValue 10 */
+  poolSize?: number;
+  /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
+  migrations?: Migration[];
+  /** Called with errors of idle pool connections and of the LISTEN connection (they never throw). */
+  onError?: (error: unknown, where: string) => void;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const LEASE_EXPIRED_MESSAGE = 'lease expired: the worker stopped heartbeating (crashed, killed or frozen)';
+const CLEAR_LEASE = 'lease_owner = NULL, lease_expires_at = NULL';
+const date = (ms: number) => new Date(ms);
+
+/**
+ * The fleet driver: node-postgres with a pool. Claims use `FOR UPDATE SKIP LOCKED`
+ * in one statement; completions, lease extensions and releases are one statement
+ * per batch (unnest of arrays), every write about a running job fenced by its lease
+ * token. Wake-ups and cancel requests arrive by LISTEN/NOTIFY (triggers send them
+ * at commit) on a dedicated connection, with the workers' polling as the safety net.
+ * Times are timestamptz; `now` comes from the caller's clock (keep hosts in NTP sync).
+ */
+export class PostgresStore implements Store {
+  readonly driver = 'postgres';
+  readonly supportsListen = true;
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #connectionString: string;
+  readonly #migrations: Migration[];
+  readonly #q: string;
+  readonly #onError: (error: unknown, where: string) => void;
+  readonly #listeners = new Set<PgListener>();
+  readonly #texts = new Map<string, string>();
+
+  /** @throws ConfigError for an invalid schema name */
+  constructor(connectionString: string, options: PostgresStoreOptions = {}) {
+    const schema = options.schema ?? 'baton';
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new ConfigError(`schema name ${JSON.stringify(schema)} is invalid: use lowercase letters, digits and _ (at most 63)`);
+    }
+    this.schema = schema;
+    this.#q = `"${schema}"`;
+    this.#connectionString = connectionString;
+    this.#migrations = options.migrations ?? postgresMigrations;
+    this.#onError = options.onError ?? (() => undefined);
+    this.#pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+    // An idle client's error (server restart, network drop) is emitted on the pool;
+    // without a listener Node would crash the process.
+    this.#pool.on('error', (error) => this.#onError(error, 'pool'));
+  }
+
+  /** SQL with `:schema` / `:channel` filled in. */
+  #sql(text: string): string {
+    let sql = this.#texts.get(text);
+    if (sql === undefined) this.#texts.set(text, (sql = text.replaceAll(':schema', this.#q).replaceAll(':channel', this.schema)));
+    return sql;
+  }
+
+  async #query<R extends pg.QueryResultRow>(name: string | null, text: string, values: unknown[] = []): Promise<R[]> {
+    const config: pg.QueryConfig = { text: this.#sql(text), values };
+    if (name) config.name = `baton_${this.schema}_${name}`;
+    return (await this.#pool.query<R>(config)).rows;
+  }
+
+  async #transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const value = await fn(client);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async migrate(): Promise<void> {
+    const q = this.#q;
+    await this.#transaction(async (client) => {
+      // One migrator at a time across every process and host.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`baton.migrate.${this.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${q}.baton_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, breaking boolean NOT NULL DEFAULT false, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const applied = (await client.query<{ version: number; name: string; breaking: boolean }>(
+        `SELECT version, name, breaking FROM ${q}.baton_migrations ORDER BY version`,
+      )).rows;
+      const known = Math.max(0, ...this.#migrations.map((m) => m.version));
+      const newer = applied.filter((m) => m.version > known && m.breaking);
+      if (newer.length > 0) {
+        throw new ConfigError(
+          `database schema ${this.schema} is at version ${newer.at(-1)!.version} (${newer.at(-1)!.name}), newer than this Baton knows (${known}); upgrade baton`,
+        );
+      }
+      const done = new Set(applied.map((m) => m.version));
+      for (const migration of this.#migrations) {
+        if (done.has(migration.version)) continue;
+        await client.query(this.#sql(migration.sql));
+        await client.query(`INSERT INTO ${q}.baton_migrations (version, name, breaking) VALUES ($1, $2, $3)`, [
+          migration.version,
+          migration.name,
+          migration.breaking ?? false,
+        ]);
+      }
+    });
+  }
+
+  async jobInsertMany({ jobs, now, client }: { jobs: NewJob[]; now: number; client?: pg.ClientBase }): Promise<InsertedJob[]> {
+    const run = async (db: pg.ClientBase) => {
+      const results: Array<InsertedJob | undefined> = new Array(jobs.length);
+      let pending = jobs.map((job, index) => ({ job, index }));
+      // A key can be freed (its job finished) between the conflict and the read: try again.
+      for (let round = 0; pending.length > 0; round++) {
+        if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
+        const inserted = (await db.query<PgJobRow & { ord: number }>(this.#sql(`
+          WITH input AS (
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[])
+              AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord)
+          ), ins AS (
+            INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at)
+            SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10 FROM input ORDER BY ord
+            ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING
+            RETURNING *
+          )
+          SELECT * FROM ins ORDER BY id`), [
+          pending.map((p) => p.job.queue),
+          pending.map((p) => p.job.task),
+          pending.map((p) => p.job.payload),
+          pending.map((p) => p.job.priority),
+          pending.map((p) => date(p.job.runAt)),
+          pending.map((p) => p.job.maxAttempts),
+          pending.map((p) => p.job.timeoutMs),
+          pending.map((p) => p.job.key),
+          pending.map((p) => p.index),
+          date(now),
+        ])).rows;
+        // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
+        // Which inputs were skipped: keyed ones whose key (now) has a live job.
+        const insertedKeys = new Set(inserted.map((r) => r.key).filter((k) => k !== null));
+        const skipped: typeof pending = [];
+        const claimedKeys = new Set<string>();
+        const created: typeof pending = [];
+        for (const p of pending) {
+          const key = p.job.key;
+          if (key !== null && (!insertedKeys.has(key) || claimedKeys.has(key))) skipped.push(p);
+          else {
+            if (key !== null) claimedKeys.add(key);
+            created.push(p);
+          }
+        }
+        created.forEach((p, i) => (results[p.index] = { job: pgRowToJob(inserted[i]!), created: true }));
+        if (skipped.length === 0) break;
+        const live = (await db.query<PgJobRow>(
+          this.#sql(`SELECT * FROM :schema.jobs WHERE key = ANY($1::text[]) AND state IN ('queued','running')`),
+          [[...new Set(skipped.map((p) => p.job.key!))]],
+        )).rows;
+        const byKey = new Map(live.map((r) => [r.key!, r]));
+        pending = [];
+        for (const p of skipped) {
+          const row = byKey.get(p.job.key!);
+          if (row) results[p.index] = { job: pgRowToJob(row), created: false };
+          else pending.push(p);
+        }
+      }
+      return results as InsertedJob[];
+    };
+    if (client) return run(client);
+    return this.#transaction(run);
+  }
+
+  async jobClaim(params: { workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }) {
+    const rows = await this.#query<PgJobRow>('claim', `
+      WITH next AS (
+        SELECT id FROM :schema.jobs
+        WHERE state = 'queued' AND run_at <= $1 AND queue = ANY($2::text[]) AND task = ANY($3::text[])
+        ORDER BY priority, run_at, id
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED
+      )
+      UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
+        lease_token = j.lease_token + 1, started_at = $1
+      FROM next WHERE j.id = next.id
+      RETURNING j.*`, [date(params.now), params.queues, params.tasks, params.limit, params.workerId, date(params.now + params.leaseMs)]);
+    return rows
+      .map(pgRowToClaimedJob)
+      .sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+  }
+
+  async jobCompleteMany({ items, now }: { items: Completion[]; now: number }): Promise<number[]> {
+    if (items.length === 0) return [];
+    const rows = await this.#query<{ id: string }>('complete_many', `
+      UPDATE :schema.jobs j SET state = 'completed', result = c.result::json, finished_at = $4, ${CLEAR_LEASE}
+      FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result)
+      WHERE j.id = c.id AND j.lease_token = c.token AND j.state = 'running'
+      RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
+    return rows.map((r) => Number(r.id));
+  }
+
+  async jobFail({ id, token, error, retryAt, now }: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }) {
+    const set =
+      retryAt === null
+        ? `state = 'failed', finished_at = $3, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`
+        : `state = 'queued', run_at = $5, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`;
+    const values: unknown[] = [id, token, date(now), JSON.stringify(error)];
+    if (retryAt !== null) values.push(date(retryAt));
+    return this.#fenced(set, values);
+  }
+
+  async jobFinishCancelled({ id, token, now }: { id: number; token: number; now: number }) {
+    return this.#fenced(`state = 'cancelled', finished_at = $3, ${CLEAR_LEASE}`, [id, token, date(now)]);
+  }
+
+  async jobCheckpoint({ id, token, checkpoint }: { id: number; token: number; checkpoint: string }) {
+    return this.#fenced('checkpoint = $3::json', [id, token, checkpoint]);
+  }
+
+  async jobProgress({ id, token, progress }: { id: number; token: number; progress: Progress }) {
+    return this.#fenced('progress = $3::jsonb', [id, token, JSON.stringify(progress)]);
+  }
+
+  /** `$1` id, `$2` token, then the SET clause's own parameters. */
+  async #fenced(set: string, values: unknown[]): Promise<boolean> {
+    const rows = await this.#query(null, `UPDATE :schema.jobs SET ${set} WHERE id = $1 AND lease_token = $2 AND state = 'running' RETURNING id`, values);
+    return rows.length === 1;
+  }
+
+  async jobRelease({ leases, now }: { leases: Lease[]; now: number }): Promise<number[]> {
+    if (leases.length === 0) return [];
+    const rows = await this.#query<{ id: string }>('release', `
+      UPDATE :schema.jobs j SET
+        state = CASE WHEN j.cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
+        finished_at = CASE WHEN j.cancel_requested_at IS NULL THEN NULL ELSE $3 END,
+        run_at = $3, attempt = j.attempt - 1, ${CLEAR_LEASE}
+      FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
+      WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
+      RETURNING j.id`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
+    return rows.map((r) => Number(r.id));
+  }
+
+  async leaseExtendMany({ owner, leases, leaseMs, now }: { owner: string; leases: Lease[]; leaseMs: number; now: number }): Promise<LeaseReport> {
+    if (leases.length === 0) return { lost: [], cancelRequested: [] };
+    const rows = await this.#query<{ id: string; cancel_requested_at: Date | null; cancel_reason: string | null }>('extend', `
+      UPDATE :schema.jobs j SET lease_expires_at = $4
+      FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
+      WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.lease_owner = $3
+      RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)]);
+    const held = new Set(rows.map((r) => Number(r.id)));
+    return {
+      lost: leases.filter((l) => !held.has(l.id)).map((l) => l.id),
+      cancelRequested: rows.filter((r) => r.cancel_requested_at !== null).map((r) => ({ id: Number(r.id), reason: r.cancel_reason })),
+    };
+  }
+
+  async jobCancelRequests({ ids }: { ids: number[] }): Promise<CancelRequest[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.#query<{ id: string; reason: string | null }>('cancel_requests', `
+      SELECT id, cancel_reason AS reason FROM :schema.jobs
+      WHERE id = ANY($1::bigint[]) AND state = 'running' AND cancel_requested_at IS NOT NULL`, [ids]);
+    return rows.map((r) => ({ id: Number(r.id), reason: r.reason }));
+  }
+
+  async jobRescueExpired({ now }: { now: number }): Promise<RescueReport> {
+    const rows = await this.#query<{ id: string; state: string }>('rescue', `
+      WITH expired AS (
+        SELECT id FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1 FOR UPDATE SKIP LOCKED
+      )
+      UPDATE :schema.jobs j SET
+        state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+        finished_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN NULL ELSE $1 END,
+        run_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN $1 ELSE j.run_at END,
+        errors = CASE WHEN j.cancel_requested_at IS NULL
+          THEN j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))
+          ELSE j.errors END,
+        ${CLEAR_LEASE}
+      FROM expired WHERE j.id = expired.id
+      RETURNING j.id, j.state`, [date(now), now, LEASE_EXPIRED_MESSAGE]);
+    const of = (state: string) => rows.filter((r) => r.state === state).map((r) => Number(r.id));
+    return { requeued: of('queued'), failed: of('failed'), cancelled: of('cancelled') };
+  }
+
+  async jobCancel({ id, reason, now }: { id: number; reason: string | null; now: number }) {
+    return this.#transaction(async (client) => {
+      const row = (await client.query<PgJobRow>(this.#sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+      if (!row) return null;
+      let outcome: CancelOutcome = 'unchanged';
+      let updated = row;
+      if (row.state === 'queued') {
+        updated = (await client.query<PgJobRow>(this.#sql(`UPDATE :schema.jobs SET state = 'cancelled', cancel_requested_at = $2,
+          cancel_reason = $3, finished_at = $2 WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
+        outcome = 'cancelled';
+      } else if (row.state === 'running') {
+        updated = (await client.query<PgJobRow>(this.#sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
+          cancel_reason = coalesce(cancel_reason, $3) WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
+        outcome = 'requested';
+      }
+      return { job: pgRowToJob(updated), outcome };
+    });
+  }
+
+  async jobRetry({ id, now }: { id: number; now: number }) {
+    return this.#transaction(async (client) => {
+      const row = (await client.query<PgJobRow>(this.#sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+      if (!row) return null;
+      if (row.state !== 'failed' && row.state !== 'cancelled') return { job: pgRowToJob(row), retried: false };
+      if (row.key !== null) {
+        const live = await client.query(this.#sql(`SELECT 1 FROM :schema.jobs WHERE key = $1 AND state IN ('queued','running')`), [row.key]);
+        if (live.rows.length > 0) {
+          throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
+        }
+      }
+      const updated = (await client.query<PgJobRow>(this.#sql(`UPDATE :schema.jobs SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
+          cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+        WHERE id = $1 RETURNING *`), [id, date(now)])).rows[0]!;
+      return { job: pgRowToJob(updated), retried: true };
+    });
+  }
+
+  async jobGet({ id }: { id: number }) {
+    const rows = await this.#query<PgJobRow>('get', 'SELECT * FROM :schema.jobs WHERE id = $1', [id]);
+    return rows[0] ? pgRowToJob(rows[0]) : null;
+  }
+
+  async jobList(params: JobFilter & { limit: number; beforeId?: number }) {
+    const rows = await this.#query<PgJobRow>('list', `
+      SELECT * FROM :schema.jobs
+      WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR task = $3)
+        AND ($4::bigint IS NULL OR id < $4)
+      ORDER BY id DESC LIMIT $5`, [params.state ?? null, params.queue ?? null, params.task ?? null, params.beforeId ?? null, params.limit]);
+    return rows.map(pgRowToJob);
+  }
+
+  async queueCounts({ queuePrefix }: { queuePrefix?: string }): Promise<QueueCount[]> {
+    const rows = await this.#query<{ queue: string; state: QueueCount['state']; count: string }>('queue_counts', `
+      SELECT queue, state, count(*) AS count FROM :schema.jobs
+      WHERE $1::text IS NULL OR left(queue, length($1)) = $1
+      GROUP BY queue, state ORDER BY queue, state`, [queuePrefix ?? null]);
+    return rows.map((r) => ({ queue: r.queue, state: r.state, count: Number(r.count) }));
+  }
+
+  watchChanges({ listener }: { intervalMs: number; listener: () => void }): () => void {
+    const pgListener = new PgListener(this.#connectionString, [`${this.schema}_jobs`, `${this.schema}_cancel`], listener, this.#onError);
+    this.#listeners.add(pgListener);
+    return () => {
+      this.#listeners.delete(pgListener);
+      void pgListener.close();
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#listeners].map((l) => l.close()));
+    this.#listeners.clear();
+    await this.#pool.end();
+  }
+}
