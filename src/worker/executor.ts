@@ -66,7 +66,7 @@ export class JobRun {
   readonly #startedAt: number;
   /** True while this run holds the lease and has recorded no outcome. */
   #holding = true;
-  /** Handler settled (or was given up on). */
+  /** The handler's promise settled (an abandoned handler never does). */
   #settled = false;
   #timeout: NodeJS.Timeout | undefined;
 
@@ -88,6 +88,7 @@ export class JobRun {
     return this.#holding;
   }
 
+  /** True once the handler returned or threw; false while it runs or after it was abandoned. */
   get settled(): boolean {
     return this.#settled;
   }
@@ -158,7 +159,6 @@ export class JobRun {
     const first = await Promise.race([handler.then((s) => ({ kind: 'settled' as const, s })), abortedWith.then((r) => ({ kind: 'aborted' as const, r }))]);
     try {
       if (first.kind === 'settled' && !signal.aborted) {
-        this.#settled = true;
         await flush().catch(() => undefined);
         if (first.s.ok) await this.#complete(first.s.value);
         else await this.#fail(first.s.error);
@@ -198,6 +198,8 @@ export class JobRun {
       return { ok: true, value: await this.task.handler(payload, ctx) };
     } catch (error) {
       return { ok: false, error };
+    } finally {
+      this.#settled = true;
     }
   }
 
@@ -210,7 +212,6 @@ export class JobRun {
     });
     const outcome = await Promise.race([handler, grace]);
     clearTimeout(timer);
-    this.#settled = true;
     if (outcome === null) {
       this.#logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
       void handler.then(() => this.#logger.info('abandoned handler settled; its outcome was dropped'));

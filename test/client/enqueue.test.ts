@@ -1,12 +1,7 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ValidationError, createBaton, defineTask, type Baton, type EnqueueOptions } from 'baton';
-import { migrations } from '../../src/store/sqlite/migrations/index.js';
-import { openBaton, tempDatabase, testLogger } from '../helpers/db.js';
+import { ValidationError, defineTask, type Baton, type EnqueueOptions } from 'baton';
+import { openBaton } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
-import { spawnClient } from '../helpers/client.js';
 
 const noop = defineTask('noop', { handler: async (payload: { n: number }) => payload.n });
 const other = defineTask('other', { handler: async () => 'other' });
@@ -310,77 +305,5 @@ describe('enqueueMany', () => {
     ]);
     expect(jobs[1]!.id).toBe(jobs[0]!.id);
     expect(seen).toEqual([jobs[0]!.id, jobs[2]!.id]);
-  });
-});
-
-describe('opening the database: migrations', () => {
-  const migrationRows = (path: string) => {
-    const db = new Database(path, { readonly: true });
-    try {
-      return db.prepare('SELECT version, name, breaking, applied_at AS appliedAt FROM baton_migrations ORDER BY version').all() as Array<{
-        version: number;
-        name: string;
-        breaking: number;
-        appliedAt: number;
-      }>;
-    } finally {
-      db.close();
-    }
-  };
-
-  it('5 processes opening one new database file at once all succeed; the schema is applied once', async () => {
-    const db = tempDatabase();
-    const barrier = join(db.dir, 'go');
-    const clients = Array.from({ length: 5 }, (_, n) =>
-      spawnClient({ database: db.url, op: 'enqueue', task: 'noop', payload: { n }, barrier, barrierBeforeOpen: true }),
-    );
-    await Promise.all(clients.map((c) => c.waitFor((m) => m.type === 'waiting', 'waiting')));
-    expect(existsSync(db.path)).toBe(false);
-    writeFileSync(barrier, '');
-    const answers = await Promise.all(clients.map((c) => c.waitFor((m) => m.type === 'result' || m.type === 'error', 'the enqueue answer')));
-    for (const [n, answer] of answers.entries()) expect(answer, `process ${n}: ${JSON.stringify(answer)}; stderr ${clients[n]!.stderr}`).toMatchObject({ type: 'result' });
-    for (const client of clients) expect((await client.exited).code).toBe(0);
-
-    const rows = migrationRows(db.path);
-    expect(rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
-    expect(rows.length).toBe(migrations.length);
-
-    const baton = await openBaton({ database: db.url });
-    const jobs = await baton.listJobs({ limit: 100 });
-    expect(jobs.map((j) => (j.payload as { n: number }).n).sort()).toEqual([0, 1, 2, 3, 4]);
-  });
-
-  it('reopening a migrated database is a no-op', async () => {
-    const db = tempDatabase();
-    const first = await openBaton({ database: db.url });
-    const job = await first.enqueue(noop, { n: 1 });
-    const before = migrationRows(db.path);
-    await first.close();
-    const again = await openBaton({ database: db.url });
-    expect(migrationRows(db.path)).toEqual(before);
-    expect(await again.getJob(job.id)).toEqual(job);
-  });
-
-  it('a database whose schema has a breaking version newer than the code knows → ConfigError on open', async () => {
-    const db = tempDatabase();
-    await (await openBaton({ database: db.url })).close();
-    const raw = new Database(db.path);
-    raw.prepare('INSERT INTO baton_migrations (version, name, breaking, applied_at) VALUES (?, ?, ?, ?)').run(999, 'from-the-future', 1, Date.now());
-    raw.close();
-    const error = await createBaton({ database: db.url, logger: testLogger() }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).code).toBe('config');
-    expect((error as Error).message).toContain('999');
-    expect((error as Error).message).toMatch(/upgrade/);
-  });
-
-  it('a newer but non-breaking version does not stop older code from opening', async () => {
-    const db = tempDatabase();
-    await (await openBaton({ database: db.url })).close();
-    const raw = new Database(db.path);
-    raw.prepare('INSERT INTO baton_migrations (version, name, breaking, applied_at) VALUES (?, ?, ?, ?)').run(998, 'additive', 0, Date.now());
-    raw.close();
-    const baton = await openBaton({ database: db.url });
-    expect((await baton.enqueue(noop, { n: 1 })).state).toBe('queued');
   });
 });

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
 import { createBaton, type Baton, type BatonOptions } from 'baton';
@@ -12,11 +14,37 @@ export function tempDir(): string {
   return dir;
 }
 
-/** A fresh SQLite database file for one test: `{ url, path, dir }`. */
-export function tempDatabase(): { url: string; path: string; dir: string } {
+/** The driver this test run exercises (`BATON_TEST_DRIVER`, set per vitest project). */
+export const testDriver: 'sqlite' | 'postgres' = process.env.BATON_TEST_DRIVER === 'postgres' ? 'postgres' : 'sqlite';
+
+/** The PostgreSQL server tests use: `BATON_TEST_DATABASE_URL`. */
+export const postgresUrl = process.env.BATON_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * A fresh database for one test, of the driver under test: a SQLite file in a temp
+ * directory, or a PostgreSQL schema of its own (`?schema=t_<random>`, dropped after
+ * the test). `dir` is a temp directory either way (ledgers, task files); `path` is
+ * the SQLite file (meaningful on SQLite only).
+ */
+export function tempDatabase(): { url: string; path: string; dir: string; driver: 'sqlite' | 'postgres' } {
   const dir = tempDir();
   const path = join(dir, 'baton.db');
-  return { url: `sqlite:${path}`, path, dir };
+  if (testDriver === 'sqlite') return { url: `sqlite:${path}`, path, dir, driver: 'sqlite' };
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  cleanups.push(() => dropSchema(schema));
+  const url = new URL(postgresUrl);
+  url.searchParams.set('schema', schema);
+  return { url: url.toString(), path, dir, driver: 'postgres' };
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** A silent logger (set BATON_TEST_LOG=debug to see logs). */

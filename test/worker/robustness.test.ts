@@ -226,9 +226,8 @@ describe('C05 shutdown hygiene', () => {
       await baton.close();
       expect(calls.slice(afterRead).map((c) => c.op)).toEqual(['close']);
       expect(calls.filter((c) => c.error !== undefined)).toEqual([]);
-      const reader = new Database(db.path, { readonly: true });
-      expect(reader.prepare('SELECT state FROM jobs WHERE id = ?').get(job.id)).toEqual({ state: 'queued' });
-      reader.close();
+      const reader = await openBaton({ database: db.url });
+      expect((await reader.getJob(job.id)).state).toBe('queued');
     } finally {
       await baton.close();
     }

@@ -225,13 +225,12 @@ export class PostgresStore implements Store {
   }
 
   async jobFail({ id, token, error, retryAt, now }: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }) {
+    // $3: finished_at when failed for good, run_at of the retry otherwise.
     const set =
       retryAt === null
-        ? `state = 'failed', finished_at = $3, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`
-        : `state = 'queued', run_at = $5, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`;
-    const values: unknown[] = [id, token, date(now), JSON.stringify(error)];
-    if (retryAt !== null) values.push(date(retryAt));
-    return this.#fenced(set, values);
+        ? `state = 'failed', finished_at = $3::timestamptz, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`
+        : `state = 'queued', run_at = $3::timestamptz, errors = errors || jsonb_build_array($4::jsonb), ${CLEAR_LEASE}`;
+    return this.#fenced(set, [id, token, date(retryAt ?? now), JSON.stringify(error)]);
   }
 
   async jobFinishCancelled({ id, token, now }: { id: number; token: number; now: number }) {
@@ -257,8 +256,8 @@ export class PostgresStore implements Store {
     const rows = await this.#query<{ id: string }>('release', `
       UPDATE :schema.jobs j SET
         state = CASE WHEN j.cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
-        finished_at = CASE WHEN j.cancel_requested_at IS NULL THEN NULL ELSE $3 END,
-        run_at = $3, attempt = j.attempt - 1, ${CLEAR_LEASE}
+        finished_at = CASE WHEN j.cancel_requested_at IS NULL THEN NULL ELSE $3::timestamptz END,
+        run_at = $3::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
       FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
       WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
       RETURNING j.id`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
@@ -290,7 +289,7 @@ export class PostgresStore implements Store {
   async jobRescueExpired({ now }: { now: number }): Promise<RescueReport> {
     const rows = await this.#query<{ id: string; state: string }>('rescue', `
       WITH expired AS (
-        SELECT id FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1 FOR UPDATE SKIP LOCKED
+        SELECT id FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
       )
       UPDATE :schema.jobs j SET
         state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'queued' END,
