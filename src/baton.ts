@@ -7,7 +7,7 @@ import { retry } from './client/retry.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { ConfigError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
-import type { EnqueueOptions, Job } from './job/types.js';
+import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
 import { TypedEmitter, type ClientEvents } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
 import { instrumentStore, type StoreObserver } from './store/instrumented.js';
@@ -32,8 +32,11 @@ export interface Baton {
    */
   enqueue<T extends AnyTask>(task: T, payload: InputOf<T>, options?: EnqueueOptions): Promise<Job<PayloadOf<T>, ResultOf<T>>>;
   enqueue(task: string, payload?: unknown, options?: EnqueueOptions): Promise<Job>;
-  /** Enqueues several jobs in one transaction: all or none. */
-  enqueueMany(items: EnqueueItem[]): Promise<Job[]>;
+  /**
+   * Enqueues several jobs in one transaction (one statement on PostgreSQL): all or
+   * none. With `{ client }`, inside the caller's own transaction (see EnqueueOptions.client).
+   */
+  enqueueMany(items: EnqueueItem[], options?: { client?: TransactionClient }): Promise<Job[]>;
   /** Cancels from any process; see {@link CancelResult}. @throws NotFoundError */
   cancel(id: number, reason?: string): Promise<CancelResult>;
   /** Runs a failed or cancelled job again. @throws NotFoundError, ConflictError */
@@ -86,10 +89,11 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     logger,
     clock,
     async enqueue(task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) {
-      const [job] = await enqueueMany(deps, [{ task, payload, ...(options ? { options } : {}) }], { nameItems: false });
+      const { client, ...rest } = options ?? {};
+      const [job] = await enqueueMany(deps, [{ task, payload, options: rest }], { nameItems: false, ...(client ? { client } : {}) });
       return job as Job<never, never>;
     },
-    enqueueMany: (items) => enqueueMany(deps, items),
+    enqueueMany: (items, options) => enqueueMany(deps, items, options?.client ? { client: options.client } : {}),
     cancel: (id, reason) => cancel(deps, id, reason ?? null),
     retry: (id) => retry(deps, id),
     getJob: (id) => getJob(deps, id),

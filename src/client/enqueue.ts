@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
-import type { EnqueueOptions, Job } from '../job/types.js';
+import type { EnqueueOptions, Job, TransactionClient } from '../job/types.js';
 import type { NewJob } from '../store/store.js';
 import type { ClientDeps } from './deps.js';
 
@@ -18,6 +18,7 @@ const optionsSchema = z
     maxAttempts: z.number().int().min(1).max(1000).optional(),
     timeout: z.number().int().positive().optional(),
     key: z.string().min(1).max(500).optional(),
+    client: z.custom<TransactionClient>((v) => typeof v === 'object' && v !== null && typeof (v as TransactionClient).query === 'function', 'must be a node-postgres client').optional(),
   })
   .strict()
   .refine((o) => o.runAt === undefined || o.delay === undefined, { message: 'give runAt or delay, not both', path: ['delay'] });
@@ -69,10 +70,12 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
  * Enqueues jobs in one transaction: all are written or none. Every item is
  * checked before anything is written.
  * @param options.nameItems - prefix errors with "item N" @defaultValue true (`enqueue` of one job: false)
+ * @param options.client - write inside this caller's transaction (PostgreSQL); no local
+ *   `job:enqueued` event then, since the job exists only once the caller commits
  * @returns the jobs in input order; for a `key` already held by a non-terminal job, that job
  * @throws ValidationError / PayloadTooLargeError / NotFoundError (nothing written); StoreError
  */
-export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], options: { nameItems?: boolean } = {}): Promise<Job[]> {
+export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], options: { nameItems?: boolean; client?: TransactionClient } = {}): Promise<Job[]> {
   if (!Array.isArray(items)) throw new ValidationError('enqueueMany takes an array of { task, payload, options }');
   const prepared: NewJob[] = [];
   for (const [index, item] of items.entries()) {
@@ -83,8 +86,9 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
     }
   }
   if (prepared.length === 0) return [];
-  const inserted = await deps.store.jobInsertMany({ jobs: prepared, now: deps.clock.now() });
-  for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
+  const client = options.client;
+  const inserted = await deps.store.jobInsertMany({ jobs: prepared, now: deps.clock.now(), ...(client ? { client } : {}) });
+  if (!client) for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
   return inserted.map((i) => i.job);
 }
 

@@ -88,4 +88,15 @@ export interface EnqueueOptions {
   timeout?: number;
   /** Idempotency key: while a non-terminal job with this key exists, enqueue returns it. */
   key?: string;
+  /**
+   * Transactional enqueue (PostgreSQL): a node-postgres client inside the caller's
+   * own transaction. The job exists only if that transaction commits, and workers
+   * are woken at commit. The caller owns BEGIN/COMMIT and the client.
+   */
+  client?: TransactionClient;
+}
+
+/** What transactional enqueue needs of a database client: node-postgres' `query`. */
+export interface TransactionClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }

@@ -1,4 +1,4 @@
-import type { ClaimedJob, Job, JobState, Progress } from '../job/types.js';
+import type { ClaimedJob, Job, JobState, Progress, TransactionClient } from '../job/types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -22,8 +22,10 @@ export interface Store {
   /**
    * Inserts jobs in one transaction, in order. A job with a `key` for which a
    * non-terminal job exists is not inserted; that job is returned (created: false).
+   * With `client`, the statements run on that caller-owned connection, inside the
+   * caller's transaction; a driver that cannot do that throws ConfigError.
    */
-  jobInsertMany(params: { jobs: NewJob[]; now: number }): Promise<InsertedJob[]>;
+  jobInsertMany(params: { jobs: NewJob[]; now: number; client?: TransactionClient }): Promise<InsertedJob[]>;
 
   /**
    * Claims up to `limit` due queued jobs of `tasks` in `queues`, in order priority,

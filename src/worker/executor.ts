@@ -69,12 +69,15 @@ export class JobRun {
   /** The handler's promise settled (an abandoned handler never does). */
   #settled = false;
   #timeout: NodeJS.Timeout | undefined;
+  /** When the lease runs out unless renewed (ms since the epoch); the heartbeat moves it. */
+  leaseExpiresAt: number;
 
   constructor(job: ClaimedJob, task: AnyTask, deps: ExecutorDeps) {
     this.job = job;
     this.task = task;
     this.#deps = deps;
     this.#startedAt = deps.clock.now();
+    this.leaseExpiresAt = job.leaseExpiresAt?.getTime() ?? this.#startedAt;
     this.done = this.#run();
   }
 

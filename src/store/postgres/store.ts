@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { ConfigError, ConflictError } from '../../errors.js';
-import type { Progress } from '../../job/types.js';
+import type { Progress, TransactionClient } from '../../job/types.js';
 import type { Migration } from '../migration.js';
 import type {
   CancelOutcome,
@@ -133,14 +133,14 @@ export class PostgresStore implements Store {
     });
   }
 
-  async jobInsertMany({ jobs, now, client }: { jobs: NewJob[]; now: number; client?: pg.ClientBase }): Promise<InsertedJob[]> {
-    const run = async (db: pg.ClientBase) => {
+  async jobInsertMany({ jobs, now, client }: { jobs: NewJob[]; now: number; client?: TransactionClient }): Promise<InsertedJob[]> {
+    const run = async (db: TransactionClient) => {
       const results: Array<InsertedJob | undefined> = new Array(jobs.length);
       let pending = jobs.map((job, index) => ({ job, index }));
       // A key can be freed (its job finished) between the conflict and the read: try again.
       for (let round = 0; pending.length > 0; round++) {
         if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
-        const inserted = (await db.query<PgJobRow & { ord: number }>(this.#sql(`
+        const inserted = (await db.query(this.#sql(`
           WITH input AS (
             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[])
               AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord)
@@ -161,7 +161,7 @@ export class PostgresStore implements Store {
           pending.map((p) => p.job.key),
           pending.map((p) => p.index),
           date(now),
-        ])).rows;
+        ])).rows as PgJobRow[];
         // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
         // Which inputs were skipped: keyed ones whose key (now) has a live job.
         const insertedKeys = new Set(inserted.map((r) => r.key).filter((k) => k !== null));
@@ -178,10 +178,10 @@ export class PostgresStore implements Store {
         }
         created.forEach((p, i) => (results[p.index] = { job: pgRowToJob(inserted[i]!), created: true }));
         if (skipped.length === 0) break;
-        const live = (await db.query<PgJobRow>(
+        const live = (await db.query(
           this.#sql(`SELECT * FROM :schema.jobs WHERE key = ANY($1::text[]) AND state IN ('queued','running')`),
           [[...new Set(skipped.map((p) => p.job.key!))]],
-        )).rows;
+        )).rows as PgJobRow[];
         const byKey = new Map(live.map((r) => [r.key!, r]));
         pending = [];
         for (const p of skipped) {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { ConfigError, ConflictError } from '../../errors.js';
-import type { Progress } from '../../job/types.js';
+import type { Progress, TransactionClient } from '../../job/types.js';
 import type { Migration } from '../migration.js';
 import type {
   CancelOutcome,
@@ -92,7 +92,8 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async jobInsertMany({ jobs, now }: { jobs: NewJob[]; now: number }): Promise<InsertedJob[]> {
+  async jobInsertMany({ jobs, now, client }: { jobs: NewJob[]; now: number; client?: TransactionClient }): Promise<InsertedJob[]> {
+    if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
     const findByKey = this.#sql(`SELECT * FROM jobs WHERE key = ? AND state IN ('queued','running')`);
     const insert = this.#sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at)
       VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now) RETURNING *`);
