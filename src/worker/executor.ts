@@ -18,6 +18,7 @@ import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
 import type { Store } from '../store/store.js';
 import type { Completer } from './completer.js';
 import { createContext } from './context.js';
+import { persist } from './persist.js';
 
 /** What a run needs from its worker. */
 export interface ExecutorDeps {
@@ -222,6 +223,11 @@ export class JobRun {
     return outcome;
   }
 
+  /** Runs an outcome write, retrying through a database outage until the lease would expire. */
+  #persist<T>(op: string, write: () => Promise<T>): Promise<T> {
+    return persist(write, { deadline: () => this.leaseExpiresAt, clock: this.#deps.clock, logger: this.#logger, op });
+  }
+
   #written(ok: boolean, op: string): boolean {
     if (ok) return true;
     this.#holding = false;
@@ -241,7 +247,8 @@ export class JobRun {
     }
     const deps = this.#deps;
     this.#holding = false;
-    if (!this.#written(await deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }), 'jobComplete')) return;
+    const written = await deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, () => this.leaseExpiresAt);
+    if (!this.#written(written, 'jobComplete')) return;
     this.#logger.debug('job completed');
     deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt });
   }
@@ -255,7 +262,8 @@ export class JobRun {
     const message = describeError(error);
     const stored = { attempt: this.job.attempt, time: now, message, stack: describeStack(error) };
     this.#holding = false;
-    if (!this.#written(await deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }), 'jobFail')) return;
+    const written = await this.#persist('jobFail', () => deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }));
+    if (!this.#written(written, 'jobFail')) return;
     const text = retryAt === null ? 'job failed' : 'attempt failed; will retry';
     try {
       this.#logger.warn({ err: error, retryAt }, text);
@@ -271,7 +279,8 @@ export class JobRun {
     if (!this.#holding) return;
     const deps = this.#deps;
     this.#holding = false;
-    if (!this.#written(await deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }), 'jobFinishCancelled')) return;
+    const written = await this.#persist('jobFinishCancelled', () => deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }));
+    if (!this.#written(written, 'jobFinishCancelled')) return;
     this.#logger.info('job cancelled');
     deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
   }
@@ -280,7 +289,7 @@ export class JobRun {
     if (!this.#holding) return;
     const deps = this.#deps;
     this.#holding = false;
-    const released = await deps.store.jobRelease({ leases: [{ id: this.job.id, token: this.job.leaseToken }], now: deps.clock.now() });
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [{ id: this.job.id, token: this.job.leaseToken }], now: deps.clock.now() }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;
     this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
     deps.events.emit('job:released', { job: this.job });

@@ -69,7 +69,7 @@ export class Worker {
       stopping: false,
       executor: {
         store: deps.store,
-        completer: new Completer(deps.store, clock),
+        completer: new Completer(deps.store, clock, logger),
         clock,
         logger,
         events: this.#events,
