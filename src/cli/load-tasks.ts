@@ -1,31 +1,49 @@
-import { existsSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tasksFromModule, type AnyTask } from '../job/task.js';
-import { UsageError } from './options.js';
+import { CliError, UsageError, firstLine } from './options.js';
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
+const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
 
 /**
  * Loads the tasks a module exports (named exports made by `defineTask`, or a
- * default array of them). TypeScript files (.ts, .mts, .cts) load without a build
- * step through tsx's scoped loader, which does not change how other modules load;
- * .js and .mjs files load with a plain `import()`.
+ * default array of them). TypeScript files (.ts, .mts, .cts, .tsx) load without a
+ * build step through tsx's scoped loader, which does not change how other modules
+ * load; .js, .mjs and .cjs files load with a plain `import()`.
+ *
+ * Every failure is one line naming the file: "cannot load tasks file X: <why>".
  *
  * @param file - path relative to the working directory, or absolute
- * @throws UsageError when the file does not exist; ConfigError when it exports no task
- *   or two tasks share a name; whatever the module throws while loading
+ * @throws UsageError (exit 2) when the path is missing, a directory, or not a
+ *   .js/.ts module; CliError (exit 1, the module's error as `cause`) when the
+ *   module does not compile, throws while loading or imports what is missing;
+ *   ConfigError when it exports no task or two tasks share a name
  */
 export async function loadTasks(file: string): Promise<AnyTask[]> {
   const path = resolve(file);
-  if (!existsSync(path) || !statSync(path).isFile()) throw new UsageError(`tasks file ${file} does not exist`);
+  const cannot = (why: string) => `cannot load tasks file ${file}: ${why}`;
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') throw new UsageError(cannot('no such file'));
+    throw new UsageError(cannot(firstLine(error)));
+  });
+  if (info.isDirectory()) throw new UsageError(cannot('it is a directory; give the module file (e.g. tasks.ts)'));
+  const ext = extname(path);
+  if (!info.isFile() || (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext))) {
+    throw new UsageError(cannot('not a JavaScript or TypeScript module (.ts, .mts, .cts, .tsx, .js, .mjs or .cjs)'));
+  }
   const url = pathToFileURL(path).href;
   let module: Record<string, unknown>;
-  if (TYPESCRIPT.has(extname(path))) {
-    const { tsImport } = await import('tsx/esm/api');
-    module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
-  } else {
-    module = (await import(url)) as Record<string, unknown>;
+  try {
+    if (TYPESCRIPT.has(ext)) {
+      const { tsImport } = await import('tsx/esm/api');
+      module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+    } else {
+      module = (await import(url)) as Record<string, unknown>;
+    }
+  } catch (error) {
+    throw new CliError(cannot(firstLine(error)), { cause: error });
   }
   return tasksFromModule(module, file);
 }

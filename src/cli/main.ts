@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { BatonError, ConfigError, ValidationError } from '../errors.js';
 import { createProgram } from './program.js';
-import { UsageError } from './options.js';
+import { CliError, UsageError, firstLine } from './options.js';
 import { err } from './output.js';
 
 /** Exit code of usage errors (bad flags, malformed JSON, invalid payload). */
@@ -12,32 +12,44 @@ export const EXIT_FAILURE = 1;
 /**
  * Runs the `baton` command line with `argv` (as `process.argv`: node, script,
  * arguments). Sets `process.exitCode` and returns; it never calls `process.exit()`
- * while work is in flight. User errors print one line on stderr (no stack):
- * exit code 2 for usage errors, 1 for the rest.
+ * while work is in flight. Errors print one line on stderr starting with "baton:",
+ * no stack: exit code 2 for usage errors, 1 for the rest. With `--verbose` or
+ * `BATON_LOG_LEVEL=debug|trace` the stack (and its causes') follows that line.
  */
 export async function main(argv: string[]): Promise<void> {
   const program = createProgram();
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    process.exitCode = report(error);
+    const verbose = argv.includes('--verbose') || ['debug', 'trace'].includes(process.env.BATON_LOG_LEVEL ?? '');
+    process.exitCode = report(error, verbose);
   }
 }
 
 /** Prints `error` for a person and returns the exit code. */
-function report(error: unknown): number {
+function report(error: unknown, verbose: boolean): number {
   if (error instanceof CommanderError) {
     // Commander printed the message already; help and --version exit 0.
     return error.exitCode === 0 ? 0 : EXIT_USAGE;
   }
+  let code = EXIT_FAILURE;
   if (error instanceof UsageError || error instanceof ValidationError || error instanceof ConfigError) {
     err(`baton: ${error.message}`);
-    return EXIT_USAGE;
-  }
-  if (error instanceof BatonError) {
+    code = EXIT_USAGE;
+  } else if (error instanceof BatonError || error instanceof CliError) {
     err(`baton: ${error.message}`);
-    return EXIT_FAILURE;
+  } else if (isSystemError(error)) {
+    // ENOENT, EACCES, ENOSPC…: the message names the call and the path.
+    err(`baton: ${firstLine(error)}`);
+  } else {
+    err(`baton: unexpected error: ${firstLine(error)}${verbose ? '' : ' (--verbose shows the stack trace)'}`);
   }
-  err(`baton: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  return EXIT_FAILURE;
+  if (verbose) for (let e: unknown = error; e instanceof Error; e = e.cause) err(e.stack ?? String(e));
+  return code;
+}
+
+/** An error of a Node system call (it has an `E…` code and names the call). */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const e = error as NodeJS.ErrnoException | null;
+  return e instanceof Error && typeof e.code === 'string' && /^E[A-Z0-9]+$/.test(e.code) && typeof e.syscall === 'string';
 }

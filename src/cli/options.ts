@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createBaton, type Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
@@ -12,6 +13,27 @@ import { createLogger } from '../observe/logger.js';
 /** A command-line mistake the user can fix (bad JSON, conflicting flags): one line on stderr, exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/**
+ * A failure the user can act on that is not a usage mistake (a tasks file that
+ * does not load): one line on stderr, exit code 1. The cause keeps the stack
+ * (printed with --verbose or BATON_LOG_LEVEL=debug).
+ */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+/** The first line of an error's message, for a one-line report. */
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  // esbuild (through tsx): "Transform failed with 1 error:\n<file>:<line>:<col>: ERROR: <text>"
+  if (lines.length > 1 && /^(Transform|Build) failed with \d+ errors?:$/.test(lines[0]!)) return lines[1]!.replace(/: ERROR: /, ': ');
+  const line = lines[0] ?? (error instanceof Error ? error.name : 'error');
+  // Node's SyntaxError names the place only in its stack: "<file>:<line>\n<source>\n..."
+  const where = error instanceof SyntaxError ? /^(?:file:\/\/)?(\/[^\n]*:\d+)\n/.exec(error.stack ?? '')?.[1] : undefined;
+  return where ? `${line} (${where})` : line;
 }
 
 /** Parser of an integer option in `min..max`. */
@@ -30,12 +52,35 @@ export const milliseconds = integer(0, 2_147_483_647);
 /** A job id: a positive integer. */
 export const jobId = integer(1);
 
-/** Parser of a JSON option value. */
-export function json(value: string): unknown {
+/**
+ * Reads a JSON value given as an option: the JSON text itself, `@FILE` (read from
+ * the file) or `-` (read from stdin until it ends). Done in the command's action,
+ * not as a commander parser: commander turns a parser's `null` into '' and cannot
+ * wait for a file.
+ * @param flag - the option's name, for messages ("--payload")
+ * @throws UsageError for unreadable files and text that is not JSON
+ */
+export async function readJsonOption(flag: string, value: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<unknown> {
+  let text = value;
+  let source = '';
+  if (value === '-') {
+    source = ' (from stdin)';
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    text = Buffer.concat(chunks).toString('utf8');
+  } else if (value.startsWith('@')) {
+    const file = value.slice(1);
+    source = ` (from ${file})`;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`${flag}: cannot read ${file}: ${firstLine(error)}`);
+    }
+  }
   try {
-    return JSON.parse(value) as unknown;
+    return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new InvalidArgumentError(`not valid JSON (${(error as Error).message}).`);
+    throw new UsageError(`${flag}${source}: not valid JSON (${firstLine(error)})`);
   }
 }
 

@@ -120,6 +120,11 @@ export function jobDetail(job: Job, now = Date.now()): string {
   return lines.join('\n');
 }
 
+/** "1 job", "2 jobs", "0 entries" (`many` when the plural is not `one` + "s"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** Cuts `text` to `max` characters with an ellipsis. */
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;

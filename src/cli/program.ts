@@ -16,6 +16,7 @@ import { workerCommand } from './commands/worker.js';
 export function createProgram(): Command {
   const program = new Command('baton')
     .description('Baton: durable background jobs. Every command takes --database (default $BATON_DATABASE_URL, else sqlite:./baton.db).')
+    .option('--verbose', 'on an error, print its stack trace too (as BATON_LOG_LEVEL=debug does)')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) })
     .showSuggestionAfterError(true);

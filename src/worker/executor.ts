@@ -53,14 +53,21 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  *                         counted); still running after abortGrace: left for the
  *                         shutdown's final release
  * ```
- * `done` resolves when the slot is free. Every write is fenced by the lease token;
+ * `slotFreed` resolves when the run no longer needs its concurrency slot: once a
+ * completion is queued for the batched write (so the next claim overlaps it), or
+ * once any other outcome is written; `done` when everything, writes included, is
+ * over. Every write is fenced by the lease token;
  * a refused write means the lease was lost and is logged, never retried.
  */
 export class JobRun {
   readonly job: ClaimedJob;
   readonly task: AnyTask;
   /** Resolves when this run no longer needs its concurrency slot. */
+  readonly slotFreed: Promise<void>;
+  /** Resolves when the run is over, its outcome written (or given up). */
   readonly done: Promise<void>;
+  #freeSlot!: () => void;
+  #slotFree = false;
   readonly #deps: ExecutorDeps;
   readonly #controller = new AbortController();
   #jobLogger: Logger | undefined;
@@ -79,7 +86,11 @@ export class JobRun {
     this.#deps = deps;
     this.#startedAt = deps.clock.now();
     this.leaseExpiresAt = job.leaseExpiresAt?.getTime() ?? this.#startedAt;
-    this.done = this.#run();
+    this.slotFreed = new Promise((resolve) => (this.#freeSlot = () => {
+      this.#slotFree = true;
+      resolve();
+    }));
+    this.done = this.#run().finally(() => this.#freeSlot());
   }
 
   /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). */
@@ -90,6 +101,11 @@ export class JobRun {
   /** True while the run holds the lease and its outcome is not yet recorded. */
   get holding(): boolean {
     return this.#holding;
+  }
+
+  /** True once the run no longer occupies a concurrency slot. */
+  get slotFree(): boolean {
+    return this.#slotFree;
   }
 
   /** True once the handler returned or threw; false while it runs or after it was abandoned. */
@@ -247,8 +263,9 @@ export class JobRun {
     }
     const deps = this.#deps;
     this.#holding = false;
-    const written = await deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, () => this.leaseExpiresAt);
-    if (!this.#written(written, 'jobComplete')) return;
+    const writing = deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, () => this.leaseExpiresAt);
+    this.#freeSlot();
+    if (!this.#written(await writing, 'jobComplete')) return;
     this.#logger.debug('job completed');
     deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt });
   }

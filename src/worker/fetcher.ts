@@ -3,12 +3,14 @@ import type { WorkerState } from './state.js';
 
 /**
  * Claims due jobs into the free slots (one `jobClaim` for all of them) and starts
- * a run for each. When a run ends, `onSlotFree` is called so the worker can claim
- * again. Does nothing while the worker is stopping.
+ * a run for each. When a run frees its slot, `onSlotFree` is called so the worker
+ * can claim again; the run stays in `state.runs` until its outcome is written. Does nothing while the worker is stopping.
  * @returns how many jobs were claimed
  */
 export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<number> {
-  const free = state.options.concurrency - state.runs.size;
+  let busy = 0;
+  for (const run of state.runs) if (!run.slotFree) busy++;
+  const free = state.options.concurrency - busy;
   if (state.stopping || free <= 0) return 0;
   const claimed = await state.store.jobClaim({
     workerId: state.options.workerId,
@@ -27,10 +29,8 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
     const run = new JobRun(job, state.tasks.get(job.task)!, state.executor);
     state.runs.add(run);
     state.events.emit('job:claimed', { job });
-    void run.done.then(() => {
-      state.runs.delete(run);
-      onSlotFree();
-    });
+    void run.slotFreed.then(onSlotFree);
+    void run.done.then(() => state.runs.delete(run));
   }
   return claimed.length;
 }

@@ -16,7 +16,7 @@ export interface WorkerState {
   readonly events: TypedEmitter<WorkerEvents>;
   readonly tasks: Map<string, AnyTask>;
   readonly executor: ExecutorDeps;
-  /** Runs occupying a slot (including abandoned handlers within their grace). */
+  /** Runs not yet over: occupying a slot (abandoned handlers within their grace included) or writing their outcome. */
   readonly runs: Set<JobRun>;
   /** Set at step 1 of shutdown: claim nothing more. */
   stopping: boolean;

@@ -199,11 +199,18 @@ export class PostgresStore implements Store {
   async jobClaim(params: { workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }) {
     const rows = await this.#query<PgJobRow>('claim', `
       WITH next AS (
-        SELECT id FROM :schema.jobs
-        WHERE state = 'queued' AND run_at <= $1 AND queue = ANY($2::text[]) AND task = ANY($3::text[])
-        ORDER BY priority, run_at, id
+        -- Per queue, an ordered scan of the (queue, priority, run_at, id) index that stops
+        -- after $4 rows, whatever the (often stale) statistics of a churning queue table
+        -- say; then the best $4 across the queues.
+        SELECT c.id FROM unnest($2::text[]) AS q(name) CROSS JOIN LATERAL (
+          SELECT id, priority, run_at FROM :schema.jobs
+          WHERE state = 'queued' AND queue = q.name AND run_at <= $1 AND task = ANY($3::text[])
+          ORDER BY priority, run_at, id
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED
+        ) c
+        ORDER BY c.priority, c.run_at, c.id
         LIMIT $4
-        FOR UPDATE SKIP LOCKED
       )
       UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
         lease_token = j.lease_token + 1, started_at = $1

@@ -36,7 +36,7 @@ export const migration: Migration = {
       lease_expires_at timestamptz,
       lease_token integer NOT NULL DEFAULT 0
     );
-    CREATE INDEX jobs_claim ON :schema.jobs (priority, run_at, id) WHERE state = 'queued';
+    CREATE INDEX jobs_claim ON :schema.jobs (queue, priority, run_at, id) WHERE state = 'queued';
     CREATE INDEX jobs_lease ON :schema.jobs (lease_expires_at) WHERE state = 'running';
     CREATE UNIQUE INDEX jobs_key ON :schema.jobs (key) WHERE key IS NOT NULL AND state IN ('queued','running');
     CREATE INDEX jobs_state ON :schema.jobs (state, id);
