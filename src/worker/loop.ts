@@ -7,13 +7,20 @@ export class Loop {
   readonly name: string;
   readonly #body: () => Promise<void>;
   readonly #intervalMs: number;
-  readonly #onError: (loop: string, error: unknown) => void;
+  readonly #onError: (loop: string, error: unknown, failures: number) => void;
+  /** Consecutive failed runs; 0 after a success. */
+  #failures = 0;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
 
-  constructor(name: string, intervalMs: number, body: () => Promise<void>, onError: (loop: string, error: unknown) => void) {
+  /**
+   * @param onError - called for every failed run with the number of consecutive
+   *   failures so far (1 for the first), and with `error` undefined and the count of
+   *   failures once a run succeeds again after failing
+   */
+  constructor(name: string, intervalMs: number, body: () => Promise<void>, onError: (loop: string, error: unknown, failures: number) => void) {
     this.name = name;
     this.#intervalMs = intervalMs;
     this.#body = body;
@@ -54,8 +61,10 @@ export class Loop {
         if (this.#stopped) break;
         try {
           await this.#body();
+          if (this.#failures > 0) this.#onError(this.name, undefined, this.#failures);
+          this.#failures = 0;
         } catch (error) {
-          this.#onError(this.name, error);
+          this.#onError(this.name, error, ++this.#failures);
         }
       } while (this.#again);
       this.#running = undefined;

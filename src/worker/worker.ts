@@ -80,8 +80,14 @@ export class Worker {
         cancelGrace: o.cancelGrace,
       },
     };
-    const onError = (loop: string, error: unknown) => {
-      logger.error({ err: error, loop }, 'background loop failed; it will try again');
+    const onError = (loop: string, error: unknown, failures: number) => {
+      if (error === undefined) {
+        logger.info({ loop, failures }, 'background loop recovered');
+        return;
+      }
+      // Through an outage every loop fails on each tick: log the first failure and
+      // then every 50th, and emit the event each time (for metrics and tests).
+      if (failures === 1 || failures % 50 === 0) logger.error({ err: error, loop, failures }, 'background loop failed; it will try again');
       this.#events.emit('worker:error', { workerId: this.id, loop, error });
     };
     this.#fetch = new Loop('fetch', o.pollInterval, async () => void (await fetchJobs(this.#state, this.#wake)), onError);
