@@ -6,6 +6,14 @@ import { defineConfig } from 'vitest/config';
  * (BATON_TEST_DRIVER). Files named `*.sqlite.test.ts` / `*.postgres.test.ts` hold
  * what is specific to one driver. Without a reachable PostgreSQL the postgres
  * project is left out with a loud message — except under CI=true, where that fails.
+ *
+ * A third project, `faults` (test/faults/**, PostgreSQL only), restarts the
+ * PostgreSQL server, which would break tests running beside it: `npm test` runs it
+ * alone, after the other two (`vitest run --project sqlite --project postgres &&
+ * vitest run --project faults`), and its `groupOrder` puts it after them in a plain
+ * `vitest run` too. It always exists, so that command never fails for
+ * want of a project; without PostgreSQL its tests are skipped with the reason in
+ * BATON_FAULTS_SKIP.
  */
 const postgresUrl = process.env.BATON_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -24,6 +32,9 @@ if (wantPostgres && !postgresUp) {
   console.warn(`\n!!!!!!!!\n!! ${message}: SKIPPING every PostgreSQL test. Start it or set BATON_TEST_DATABASE_URL.\n!!!!!!!!\n`);
 }
 
+/** Why the faults project cannot run here, or '' when it can. */
+const faultsSkip = !wantPostgres ? 'BATON_TEST_DRIVER=sqlite' : !postgresUp ? 'PostgreSQL does not answer' : '';
+
 const shared = {
   testTimeout: 60_000,
   hookTimeout: 30_000,
@@ -38,10 +49,24 @@ export default defineConfig({
     projects: [
       ...(onlyDriver === 'postgres'
         ? []
-        : [{ extends: true, test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/**/*.postgres.test.ts'], env: { BATON_TEST_DRIVER: 'sqlite' } } }]),
+        : [{ extends: true, test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/**/*.postgres.test.ts', 'test/faults/**'], env: { BATON_TEST_DRIVER: 'sqlite' } } }]),
       ...(postgresUp
-        ? [{ extends: true, test: { ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/**/*.sqlite.test.ts'], env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl } } }]
+        ? [{ extends: true, test: { ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/**/*.sqlite.test.ts', 'test/faults/**'], env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl } } }]
         : []),
+      {
+        extends: true,
+        test: {
+          ...shared,
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+          // Even a plain `vitest run` runs this group only after the others have finished.
+          sequence: { groupOrder: 1 },
+          env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl, BATON_FAULTS_SKIP: faultsSkip },
+        },
+      },
     ],
   },
 });

@@ -1,21 +1,25 @@
 /**
- * `npm run bench [-- --only NAME[,NAME…]] [--driver sqlite] [--profile]`
+ * `npm run bench [-- --only NAME[,NAME…]] [--driver sqlite|postgres|all] [--profile]`
  *
  * Runs the workloads one after another, each on fresh databases from the chosen
- * driver, with workers and clients in child processes (bench/fixtures). Prints a
- * markdown table (workload, figure, target from the issue, met?) and writes every
- * figure with its details to bench/results/<timestamp>.json (gitignored).
- * `--profile` records a CPU profile of the drain worker during the drain (the
- * `--cpu-prof` sampler) and prints where its CPU time went. Children are killed and databases dropped after each workload,
- * and on Ctrl-C.
+ * driver (SQLite: a temp file; PostgreSQL: a schema of its own in the database at
+ * BATON_BENCH_DATABASE_URL), with workers and clients in child processes
+ * (bench/fixtures). `--driver all` runs every driver in turn and prints one table
+ * with a column per driver. Prints a markdown table (workload, figure, target from
+ * the issue for that driver, met?) and writes every figure with its details to
+ * bench/results/<timestamp>.json (gitignored). `--profile` records a CPU profile of
+ * the drain worker during the drain (the `--cpu-prof` sampler) and prints where
+ * its CPU time went. Children are killed and databases dropped after each
+ * workload, and on Ctrl-C. A driver whose database does not answer is reported and
+ * makes the run exit non-zero.
  */
 import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, killAllChildrenNow } from './lib/child.js';
-import { summarizeProfile } from './lib/cpu-profile.js';
-import { drivers } from './lib/drivers.js';
+import { summarizeProfile, type ProfileSummary } from './lib/cpu-profile.js';
+import { dropLeftoverSchemas, drivers, type BenchDriver } from './lib/drivers.js';
 import { round } from './lib/stats.js';
 import { formatNumber, markdownTable } from './lib/table.js';
 import { meets, type Figure, type Workload, type WorkloadContext } from './lib/workload.js';
@@ -29,7 +33,7 @@ const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 
-const USAGE = `usage: npm run bench -- [--only ${WORKLOADS.map((w) => w.name).join('|')}|rss[,…]] [--driver ${Object.keys(drivers).join('|')}] [--profile]`;
+const USAGE = `usage: npm run bench -- [--only ${WORKLOADS.map((w) => w.name).join('|')}|rss[,…]] [--driver ${[...Object.keys(drivers), 'all'].join('|')}] [--profile]`;
 
 function parseArgs(argv: string[]) {
   const only = new Set<string>();
@@ -48,8 +52,8 @@ function parseArgs(argv: string[]) {
     } else fail(`unknown argument ${arg}`);
   }
   for (const name of only) if (!WORKLOADS.some((w) => w.name === name)) fail(`unknown workload ${name}`);
-  if (!drivers[driver]) fail(`unknown driver ${driver}`);
-  return { only, driver: drivers[driver]!, profile };
+  if (driver !== 'all' && !drivers[driver]) fail(`unknown driver ${driver}`);
+  return { only, driverArg: driver, drivers: driver === 'all' ? Object.values(drivers) : [drivers[driver]!], profile };
 }
 
 function fail(message: string): never {
@@ -57,11 +61,22 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** What one driver's pass over the workloads produced. */
+interface DriverRun {
+  driver: BenchDriver;
+  /** Why the driver was not run (its database did not answer). */
+  unreachable?: string;
+  seconds: number;
+  figures: Figure[];
+  settings: string[];
+  errors: Array<{ workload: string; error: string }>;
+  profiles: Record<string, ProfileSummary>;
+}
+
 const args = parseArgs(process.argv.slice(2));
 const resultsDir = fileURLToPath(new URL('./results', import.meta.url));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const profileDir = args.profile ? join(resultsDir, `profile-${stamp}`) : undefined;
-if (profileDir) mkdirSync(profileDir, { recursive: true });
+const profileRoot = args.profile ? join(resultsDir, `profile-${stamp}`) : undefined;
 
 /** Cleanups of the running workload (drop databases, remove bundles), run in reverse. */
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -71,77 +86,140 @@ const cleanUp = async () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     killAllChildrenNow();
-    void cleanUp().finally(() => process.exit(130));
+    void cleanUp()
+      .then(dropLeftoverSchemas)
+      .finally(() => process.exit(130));
   });
 }
 process.on('exit', killAllChildrenNow);
 
 const log = (message: string) => process.stderr.write(`  ${message}\n`);
 const selected = WORKLOADS.filter((w) => args.only.size === 0 || args.only.has(w.name));
-const figures: Figure[] = [];
-const settings: string[] = [];
-const errors: Array<{ workload: string; error: string }> = [];
 const started = performance.now();
 const loadBefore = loadavg()[0]!;
 
-process.stderr.write(`baton bench — driver ${args.driver.name}: ${args.driver.description}; node ${process.version}, ${cpus().length} CPUs\n`);
-for (const workload of selected) {
-  process.stderr.write(`${workload.name}: ${workload.title}\n`);
-  const ctx: WorkloadContext = {
-    driver: args.driver,
-    async database(label) {
-      const db = await args.driver.createDatabase(label);
-      cleanups.push(() => db.drop());
-      return db.url;
-    },
-    onCleanup: (fn) => void cleanups.push(fn),
-    profileDir,
-    log,
-  };
-  const workloadStarted = performance.now();
+async function runDriver(driver: BenchDriver): Promise<DriverRun> {
+  const run: DriverRun = { driver, seconds: 0, figures: [], settings: [], errors: [], profiles: {} };
+  const driverStarted = performance.now();
   try {
-    const result = await workload.run(ctx);
-    figures.push(...result.figures);
-    settings.push(...result.settings);
+    await driver.check();
   } catch (error) {
-    const message = (error as Error).stack ?? String(error);
-    errors.push({ workload: workload.name, error: message });
-    process.stderr.write(`  FAILED: ${message}\n`);
-  } finally {
-    await killAllChildren();
-    await cleanUp();
+    run.unreachable = (error as Error).message;
+    process.stderr.write(`\nbaton bench — driver ${driver.name}: NOT RUN. ${run.unreachable}\n`);
+    return run;
   }
-  log(`(${round((performance.now() - workloadStarted) / 1000, 1)} s)`);
+  process.stderr.write(`\nbaton bench — driver ${driver.name}: ${driver.description}; node ${process.version}, ${cpus().length} CPUs\n`);
+  const profileDir = profileRoot ? join(profileRoot, driver.name) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  for (const workload of selected) {
+    process.stderr.write(`${driver.name} ${workload.name}: ${workload.title}\n`);
+    const ctx: WorkloadContext = {
+      driver,
+      async database(label) {
+        const db = await driver.createDatabase(label);
+        cleanups.push(() => db.drop());
+        return db.url;
+      },
+      onCleanup: (fn) => void cleanups.push(fn),
+      profileDir,
+      log,
+    };
+    const workloadStarted = performance.now();
+    try {
+      const result = await workload.run(ctx);
+      run.figures.push(...result.figures);
+      run.settings.push(...result.settings);
+    } catch (error) {
+      const message = (error as Error).stack ?? String(error);
+      run.errors.push({ workload: workload.name, error: message });
+      process.stderr.write(`  FAILED: ${message}\n`);
+    } finally {
+      await killAllChildren();
+      await cleanUp();
+    }
+    log(`(${round((performance.now() - workloadStarted) / 1000, 1)} s)`);
+  }
+  if (profileDir) {
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+      run.profiles[file] = summarizeProfile(join(profileDir, file));
+    }
+  }
+  run.seconds = (performance.now() - driverStarted) / 1000;
+  return run;
 }
 
-const rows = figures.map((f) => {
+const runs: DriverRun[] = [];
+for (const driver of args.drivers) runs.push(await runDriver(driver));
+await dropLeftoverSchemas();
+if (runs.every((r) => r.unreachable)) {
+  process.stderr.write(`\nbench not run: no database answered (see above)\n`);
+  process.exit(1);
+}
+
+const measured = (f: Figure) => f.text ?? `${formatNumber(f.value)} ${f.unit}`;
+const metText = (f: Figure) => {
   const met = meets(f.value, f.target);
-  return [f.workload, f.name, f.text ?? `${formatNumber(f.value)} ${f.unit}`, f.target?.text ?? '—', met === undefined ? '—' : met ? 'yes' : '**no**'];
-});
-for (const e of errors) rows.push([e.workload, 'FAILED (see stderr)', '—', '—', '**no**']);
+  return met === undefined ? '—' : met ? 'yes' : '**no**';
+};
+const key = (f: Figure) => `${f.workload}\u0000${f.name}`;
+/** Every (workload, figure) row in the order the runs produced them. */
+const rowKeys = [...new Set(runs.flatMap((r) => r.figures.map(key)))];
+const failedWorkloads = [...new Set(runs.flatMap((r) => r.errors.map((e) => e.workload)))];
+
+const rows: string[][] = [];
+for (const k of rowKeys) {
+  const [workload, name] = k.split('\u0000') as [string, string];
+  const cells = [workload, name];
+  for (const run of runs) {
+    const f = run.figures.find((x) => key(x) === k);
+    if (run.unreachable) cells.push('not run', '—', '—');
+    else if (!f) cells.push('—', '—', '—');
+    else cells.push(measured(f), f.target?.text ?? '—', metText(f));
+  }
+  rows.push(cells);
+}
+for (const workload of failedWorkloads) {
+  const cells = [workload, 'FAILED (see stderr)'];
+  for (const run of runs) cells.push(...(run.errors.some((e) => e.workload === workload) ? ['FAILED', '—', '**no**'] : ['—', '—', '—']));
+  rows.push(cells);
+}
+
 const totalSeconds = (performance.now() - started) / 1000;
 const loadAfter = loadavg()[0]!;
 const busy = Math.max(loadBefore, loadAfter) > cpus().length;
+const names = runs.map((r) => r.driver.name);
+const header =
+  runs.length === 1 ? ['workload', 'figure', 'measured', 'target', 'met?'] : ['workload', 'figure', ...runs.flatMap((r) => [r.driver.name, 'target', 'met?'])];
 
-let output = `\n## Baton bench (${args.driver.name}, node ${process.version}, ${cpus().length} CPUs, ${round(totalSeconds, 1)} s)\n\n`;
-output += `Load average (1 min) ${round(loadBefore)} before, ${round(loadAfter)} after${busy ? ' — above the CPU count: other work competed for the CPUs, read the figures as lower bounds' : ''}.\n\n`;
-output += `${markdownTable(['workload', 'figure', 'measured', 'target', 'met?'], rows)}\n`;
-if (settings.length) output += `\nSettings and notes:\n${settings.map((s) => `- ${s}`).join('\n')}\n`;
+let output = `\n## Baton bench (${names.join(' + ')}, node ${process.version}, ${cpus().length} CPUs, ${round(totalSeconds, 1)} s)\n\n`;
+for (const run of runs) {
+  output += run.unreachable ? `- ${run.driver.name}: **not run** — ${run.unreachable}\n` : `- ${run.driver.name}: ${run.driver.description} (${round(run.seconds, 1)} s)\n`;
+}
+output += `\nLoad average (1 min) ${round(loadBefore)} before, ${round(loadAfter)} after${busy ? ' — above the CPU count: other work competed for the CPUs, read the figures as lower bounds' : ''}.\n\n`;
+if (rows.length) output += `${markdownTable(header, rows)}\n`;
 
-const profiles: Record<string, unknown> = {};
-if (profileDir) {
-  for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
-    const summary = summarizeProfile(join(profileDir, file));
-    profiles[file] = summary;
-    const busy = summary.totalMs - summary.idleMs;
-    const pct = (ms: number) => `${round((100 * ms) / busy, 1)}%`;
-    output += `\n### CPU profile ${file} (${round(summary.totalMs)} ms sampled, ${round(busy)} ms busy)\n\n`;
+// Settings: lines every run printed once, the others prefixed by their driver.
+const settingLines: string[] = [];
+for (const run of runs) {
+  for (const s of run.settings) {
+    const everywhere = runs.every((r) => r.unreachable || r.settings.includes(s));
+    const line = everywhere || runs.length === 1 ? s : `${run.driver.name} — ${s}`;
+    if (!settingLines.includes(line)) settingLines.push(line);
+  }
+}
+if (settingLines.length) output += `\nSettings and notes:\n${settingLines.map((s) => `- ${s}`).join('\n')}\n`;
+
+for (const run of runs) {
+  for (const [file, summary] of Object.entries(run.profiles)) {
+    const busyMs = summary.totalMs - summary.idleMs;
+    const pct = (ms: number) => `${round((100 * ms) / busyMs, 1)}%`;
+    output += `\n### CPU profile ${run.driver.name}/${file} (${round(summary.totalMs)} ms sampled, ${round(busyMs)} ms busy)\n\n`;
     output += `${markdownTable(['area (self time)', 'ms', '% of busy'], summary.areas.filter((a) => a.area !== 'idle').map((a) => [a.area, formatNumber(a.selfMs), pct(a.selfMs)]))}\n\n`;
     output += `${markdownTable(['top self time', 'where', 'self ms', '% of busy', 'total ms'], summary.bySelf.map((f) => [f.name, f.where, formatNumber(f.selfMs), pct(f.selfMs), formatNumber(f.totalMs)]))}\n\n`;
     output += `${markdownTable(['top total time', 'where', 'total ms', '% of busy'], summary.byTotal.map((f) => [f.name, f.where, formatNumber(f.totalMs), pct(f.totalMs)]))}\n`;
   }
-  output += `\nProfiles: ${profileDir} (open in Chrome DevTools → Performance)\n`;
 }
+if (profileRoot) output += `\nProfiles: ${profileRoot} (open in Chrome DevTools → Performance)\n`;
 process.stdout.write(output);
 
 mkdirSync(resultsDir, { recursive: true });
@@ -151,21 +229,29 @@ writeFileSync(
   `${JSON.stringify(
     {
       at: new Date().toISOString(),
-      driver: args.driver.name,
+      driver: args.driverArg,
       node: process.version,
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model,
       seconds: totalSeconds,
       loadAverage: { before: loadBefore, after: loadAfter },
       workloads: selected.map((w) => w.name),
-      figures: figures.map((f) => ({ ...f, met: meets(f.value, f.target) })),
-      settings,
-      errors,
-      profiles,
+      runs: runs.map((r) => ({
+        driver: r.driver.name,
+        description: r.driver.description,
+        ...(r.unreachable ? { unreachable: r.unreachable } : {}),
+        seconds: r.seconds,
+        figures: r.figures.map((f) => ({ ...f, met: meets(f.value, f.target) })),
+        settings: r.settings,
+        errors: r.errors,
+        profiles: r.profiles,
+      })),
     },
     null,
     2,
   )}\n`,
 );
 process.stdout.write(`\nResults: ${file}\n`);
-process.exitCode = errors.length > 0 ? 1 : 0;
+const unreachable = runs.filter((r) => r.unreachable);
+for (const r of unreachable) process.stderr.write(`\n${r.driver.name}: not run — ${r.unreachable}\n`);
+process.exitCode = runs.some((r) => r.unreachable || r.errors.length > 0) ? 1 : 0;

@@ -40,14 +40,18 @@ function areaOf(url: string, name: string): string {
   if (name === '(garbage collector)') return 'GC';
   if (name === '(program)') return 'V8/native (program)';
   if (url.includes('/src/store/sqlite/')) return 'baton src/store/sqlite (row mapping, SQL calls)';
+  if (url.includes('/src/store/postgres/')) return 'baton src/store/postgres (parameters, row mapping)';
   if (url.includes('/src/')) return `baton src/${url.split('/src/')[1]!.split('/')[0]!.replace(/\.ts$/, '')}`;
   if (url.includes('/bench/')) return 'bench fixture';
   if (url.includes('node_modules/better-sqlite3')) return 'better-sqlite3 JS';
+  if (/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+|pgpass|pg-connection-string)\//.test(url)) {
+    return `node-postgres (${url.split('node_modules/')[1]!.split('/')[0]})`;
+  }
   if (url.includes('node_modules/pino')) return 'pino (logger)';
   if (url.includes('node_modules/zod')) return 'zod';
   if (url.includes('node_modules/')) return `node_modules/${url.split('node_modules/')[1]!.split('/')[0]}`;
   if (url.startsWith('node:')) return 'node internals';
-  if (url === '') return 'native / builtins (SQLite work lands here: all, get, run)';
+  if (url === '') return 'native / builtins (SQLite work lands here: all, get, run; socket writes for pg)';
   return 'other';
 }
 

@@ -103,7 +103,7 @@ export const drain: Workload = {
         name: `drain ${JOBS.toLocaleString('en')} no-op jobs, concurrency ${run.concurrency}`,
         value: perSecond(JOBS, run.ms),
         unit: 'jobs/s',
-        ...(run.concurrency === 10 ? { target: { op: '>=' as const, value: 10_000, text: '≥ 10,000 jobs/s' } } : {}),
+        target: run.concurrency === 10 ? ctx.driver.targets.drainC10 : ctx.driver.targets.drainC50,
         detail: { concurrency: run.concurrency, jobs: JOBS, ms: run.ms, storeMs: run.storeMs, storeShare: run.storeMs / run.ms, storeOps: storeDetail(run) },
       });
       settings.push(storeLine(run));
@@ -117,7 +117,7 @@ export const drain: Workload = {
         value: run.peakMB,
         unit: 'MB',
         text: `${round(run.peakMB, 0)} MB (${round(run.readyMB, 0)} MB when idle)`,
-        target: { op: '<', value: 150, text: '< 150 MB' },
+        target: ctx.driver.targets.peakRss,
         detail: { source: run.source, rssAtReadyMB: run.readyMB, heapUsedAtEndMB: run.heapUsedMB, drainJobsPerSecond: perSecond(JOBS, run.ms) },
       });
     }

@@ -63,7 +63,7 @@ export const handoff: Workload = {
           value: s.max,
           unit: 'ms',
           text: `p50 ${round(s.p50)} / max ${round(s.max)} ms (released after p50 ${round(r.p50)} ms)`,
-          target: { op: '<', value: 1000, text: 'max < 1 s' },
+          target: ctx.driver.targets.handoff,
           detail: { handoff: s, signalToStopped: r },
         },
         {
@@ -84,7 +84,7 @@ export const handoff: Workload = {
         },
       ],
       settings: [
-        `hand-off: drainTimeout ${WORKER.drainTimeout} ms, abortGrace ${WORKER.abortGrace} ms, checkpoint every ${STEP_MS} ms, default watchInterval (20 ms); "released" = signal → the old worker's stop() resolved`,
+        `hand-off: drainTimeout ${WORKER.drainTimeout} ms, abortGrace ${WORKER.abortGrace} ms, checkpoint every ${STEP_MS} ms, default watchInterval and pollInterval; "released" = signal → the old worker's stop() resolved`,
       ],
     };
   },

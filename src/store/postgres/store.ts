@@ -24,8 +24,10 @@ import { pgRowToClaimedJob, pgRowToJob, type PgJobRow } from './rows.js';
 export interface PostgresStoreOptions {
   /** Schema holding Baton's tables (created when missing). @defaultValue 'baton' */
   schema?: string;
-  /** Pool size (connections). @defaultValue 10 */
+  /** Pool size (connections) for enqueues and other durable writes and reads. @defaultValue 10 */
   poolSize?: number;
+  /** Pool size for claims, completions and lease renewals. @defaultValue 4 */
+  hotPoolSize?: number;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
   /** Called with errors of idle pool connections and of the LISTEN connection (they never throw). */
@@ -50,6 +52,8 @@ export class PostgresStore implements Store {
   readonly supportsListen = true;
   readonly schema: string;
   readonly #pool: pg.Pool;
+  /** Connections for the hot path: claims, completions, lease renewals (see constructor). */
+  readonly #hotPool: pg.Pool;
   readonly #connectionString: string;
   readonly #migrations: Migration[];
   readonly #q: string;
@@ -68,10 +72,16 @@ export class PostgresStore implements Store {
     this.#connectionString = connectionString;
     this.#migrations = options.migrations ?? postgresMigrations;
     this.#onError = options.onError ?? (() => undefined);
-    this.#pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+    this.#pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: 'baton' });
+    // Claims, completions and lease renewals commit without waiting for the WAL flush
+    // (synchronous_commit off): a crash of the database server itself may forget the
+    // last few milliseconds of them, and those jobs simply run again (at-least-once,
+    // as after any crash). Enqueues, failures, cancels and checkpoints stay durable.
+    this.#hotPool = new pg.Pool({ connectionString, max: options.hotPoolSize ?? 4, application_name: 'baton', options: '-c synchronous_commit=off' });
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
     this.#pool.on('error', (error) => this.#onError(error, 'pool'));
+    this.#hotPool.on('error', (error) => this.#onError(error, 'pool'));
   }
 
   /** SQL with `:schema` / `:channel` filled in. */
@@ -81,10 +91,10 @@ export class PostgresStore implements Store {
     return sql;
   }
 
-  async #query<R extends pg.QueryResultRow>(name: string | null, text: string, values: unknown[] = []): Promise<R[]> {
+  async #query<R extends pg.QueryResultRow>(name: string | null, text: string, values: unknown[] = [], pool = this.#pool): Promise<R[]> {
     const config: pg.QueryConfig = { text: this.#sql(text), values };
     if (name) config.name = `baton_${this.schema}_${name}`;
-    return (await this.#pool.query<R>(config)).rows;
+    return (await pool.query<R>(config)).rows;
   }
 
   async #transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -214,8 +224,8 @@ export class PostgresStore implements Store {
       )
       UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
         lease_token = j.lease_token + 1, started_at = $1
-      FROM next WHERE j.id = next.id
-      RETURNING j.*`, [date(params.now), params.queues, params.tasks, params.limit, params.workerId, date(params.now + params.leaseMs)]);
+      WHERE j.id = ANY(ARRAY(SELECT id FROM next)) -- primary-key lookups even in a generic plan
+      RETURNING j.*`, [date(params.now), params.queues, params.tasks, params.limit, params.workerId, date(params.now + params.leaseMs)], this.#hotPool);
     return rows
       .map(pgRowToClaimedJob)
       .sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
@@ -227,7 +237,7 @@ export class PostgresStore implements Store {
       UPDATE :schema.jobs j SET state = 'completed', result = c.result::json, finished_at = $4, ${CLEAR_LEASE}
       FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result)
       WHERE j.id = c.id AND j.lease_token = c.token AND j.state = 'running'
-      RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
+      RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)], this.#hotPool);
     return rows.map((r) => Number(r.id));
   }
 
@@ -277,7 +287,7 @@ export class PostgresStore implements Store {
       UPDATE :schema.jobs j SET lease_expires_at = $4
       FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
       WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.lease_owner = $3
-      RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)]);
+      RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)], this.#hotPool);
     const held = new Set(rows.map((r) => Number(r.id)));
     return {
       lost: leases.filter((l) => !held.has(l.id)).map((l) => l.id),
@@ -383,6 +393,6 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await Promise.all([...this.#listeners].map((l) => l.close()));
     this.#listeners.clear();
-    await this.#pool.end();
+    await Promise.all([this.#pool.end(), this.#hotPool.end()]);
   }
 }
