@@ -65,6 +65,7 @@ export async function readJsonOption(flag: string, value: string, stdin: NodeJS.
   let source = '';
   if (value === '-') {
     source = ' (from stdin)';
+    if ((stdin as { isTTY?: boolean }).isTTY) process.stderr.write(`${flag} -: reading JSON from the terminal; end it with Ctrl-D\n`);
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     text = Buffer.concat(chunks).toString('utf8');

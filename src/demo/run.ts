@@ -7,7 +7,9 @@
  * newest run over the same directory that still has queued or running jobs
  * (`queueCounts('demo:')`) and working its queue again: nothing is enqueued twice,
  * released jobs run again without their attempt counted, and the manifest job goes
- * on from its checkpoint.
+ * on from its checkpoint. `--fresh` starts a new run and cancels the jobs of the
+ * older unfinished runs over the same directory (unless another demo is working
+ * one right now), so a later plain run does not resume a run nobody wants.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
@@ -17,7 +19,7 @@ import type { Baton } from '../baton.js';
 import type { Job, JobState } from '../job/types.js';
 import type { StopSummary } from '../observe/events.js';
 import type { Worker } from '../worker/worker.js';
-import { HASH_TASK, MANIFEST_TASK, createDemoTasks, manifestItemsDone, type HashResult, type ManifestPayload, type ManifestResult } from './tasks.js';
+import { HASH_TASK, MANIFEST_TASK, createDemoTasks, manifestItemsDone, readEntries, type HashResult, type ManifestPayload, type ManifestResult } from './tasks.js';
 
 /**
  * The directory the demo reads when none is given: this package's node_modules
@@ -54,8 +56,14 @@ export interface DemoPlan {
   manifestFrom: number | null;
   /** Directory entries skipped while listing (unreadable directories, sockets, links to directories). */
   skipped: number;
-  /** On resume: jobs still `running` under a worker that is gone (killed); taken over when their lease expires. */
+  /** On resume: jobs still `running` whose lease has expired (their demo was killed); the worker takes them over. */
   orphaned: number;
+  /** On resume: jobs `running` under a live lease: another demo works this run now (or was killed less than a lease ago). */
+  busy: number;
+  /** With `fresh`: older unfinished runs over the same directory whose unfinished jobs were cancelled. */
+  discarded: Array<{ runId: string; jobs: number }>;
+  /** With `fresh`: older unfinished runs left alone because another demo is working them (jobs under live leases). */
+  leftAlone: string[];
 }
 
 /** Counts of a run at one moment. */
@@ -98,7 +106,11 @@ export async function planDemo(baton: Baton, options: { dir: string; out: string
     if (found) return found;
   }
   const out = resolve(options.out);
-  await mkdir(out, { recursive: true });
+  try {
+    await mkdir(out, { recursive: true });
+  } catch (error) {
+    throw new DemoError(`cannot create the --out directory ${options.out}: ${(error as Error).message}`);
+  }
   const { files, skipped } = await listFiles(root);
   const runId = newRunId();
   const queue = `${DEMO_QUEUE_PREFIX}${runId}`;
@@ -113,7 +125,23 @@ export async function planDemo(baton: Baton, options: { dir: string; out: string
     { task: MANIFEST_TASK, payload, options: { queue, priority: -1 } },
     ...files.map((path) => ({ task: HASH_TASK, payload: { root, path }, options: { queue } })),
   ]);
-  return { runId, queue, root, files: files.length, manifestJobId: jobs[0]!.id, manifestJsonl: payload.jsonl, manifestFile: payload.manifest, resumed: false, manifestFrom: null, skipped, orphaned: 0 };
+  const { discarded, leftAlone } = options.fresh ? await discardUnfinished(baton, root, queue) : { discarded: [], leftAlone: [] };
+  return {
+    runId,
+    queue,
+    root,
+    files: files.length,
+    manifestJobId: jobs[0]!.id,
+    manifestJsonl: payload.jsonl,
+    manifestFile: payload.manifest,
+    resumed: false,
+    manifestFrom: null,
+    skipped,
+    orphaned: 0,
+    busy: 0,
+    discarded,
+    leftAlone,
+  };
 }
 
 /** Thrown for a demo that cannot start (bad directory, too little concurrency). */
@@ -121,30 +149,92 @@ export class DemoError extends Error {
   override name = 'DemoError';
 }
 
-async function findUnfinished(baton: Baton, root: string): Promise<DemoPlan | null> {
+/** Unfinished demo runs over `root`, newest first: queue, manifest job and the job count. */
+async function unfinishedRuns(baton: Baton, root: string): Promise<Array<{ queue: string; manifest: Job; total: number }>> {
   const counts = await baton.queueCounts(DEMO_QUEUE_PREFIX);
   const open = [...new Set(counts.filter((c) => (c.state === 'queued' || c.state === 'running') && c.count > 0).map((c) => c.queue))].sort().reverse();
+  const runs = [];
   for (const queue of open) {
     const [manifest] = await baton.listJobs({ queue, task: MANIFEST_TASK, limit: 1 });
-    if (!manifest) continue;
-    const payload = manifest.payload as unknown as ManifestPayload;
-    if (payload.root !== root) continue;
-    const total = counts.filter((c) => c.queue === queue).reduce((n, c) => n + c.count, 0);
-    return {
-      runId: payload.runId,
-      queue,
-      root,
-      files: total - 1,
-      manifestJobId: manifest.id,
-      manifestJsonl: payload.jsonl,
-      manifestFile: payload.manifest,
-      resumed: true,
-      manifestFrom: manifest.checkpoint === null ? null : manifestItemsDone(manifest.checkpoint),
-      skipped: 0,
-      orphaned: counts.filter((c) => c.queue === queue && c.state === 'running').reduce((n, c) => n + c.count, 0),
-    };
+    if (!manifest || (manifest.payload as unknown as ManifestPayload).root !== root) continue;
+    runs.push({ queue, manifest, total: counts.filter((c) => c.queue === queue).reduce((n, c) => n + c.count, 0) });
   }
-  return null;
+  return runs;
+}
+
+/** Running jobs of `queue`, split by lease: expired (their worker is gone) or live. */
+async function runningLeases(baton: Baton, queue: string, now = Date.now()): Promise<{ expired: number; live: number }> {
+  let expired = 0;
+  let live = 0;
+  let before: number | undefined;
+  for (;;) {
+    const page = await baton.listJobs({ queue, state: 'running', limit: 1000, ...(before === undefined ? {} : { before }) });
+    for (const job of page) {
+      if (job.leaseExpiresAt !== null && job.leaseExpiresAt.getTime() <= now) expired++;
+      else live++;
+    }
+    if (page.length < 1000) break;
+    before = page.at(-1)!.id;
+  }
+  return { expired, live };
+}
+
+async function findUnfinished(baton: Baton, root: string): Promise<DemoPlan | null> {
+  const [run] = await unfinishedRuns(baton, root);
+  if (!run) return null;
+  const payload = run.manifest.payload as unknown as ManifestPayload;
+  const leases = await runningLeases(baton, run.queue);
+  return {
+    runId: payload.runId,
+    queue: run.queue,
+    root,
+    files: run.total - 1,
+    manifestJobId: run.manifest.id,
+    manifestJsonl: payload.jsonl,
+    manifestFile: payload.manifest,
+    resumed: true,
+    manifestFrom: run.manifest.checkpoint === null ? null : manifestItemsDone(run.manifest.checkpoint),
+    skipped: 0,
+    orphaned: leases.expired,
+    busy: leases.live,
+    discarded: [],
+    leftAlone: [],
+  };
+}
+
+/**
+ * `--fresh`: cancels the queued and running jobs of the older unfinished runs over
+ * `root` (all but `keep`), so a later plain run does not resume one of them. A run
+ * with a job under a live lease is being worked by another demo and is left alone.
+ */
+async function discardUnfinished(baton: Baton, root: string, keep: string): Promise<{ discarded: DemoPlan['discarded']; leftAlone: string[] }> {
+  const discarded: DemoPlan['discarded'] = [];
+  const leftAlone: string[] = [];
+  for (const run of await unfinishedRuns(baton, root)) {
+    if (run.queue === keep) continue;
+    const runId = (run.manifest.payload as unknown as ManifestPayload).runId;
+    if ((await runningLeases(baton, run.queue)).live > 0) {
+      leftAlone.push(runId);
+      continue;
+    }
+    const reason = `discarded: demo run ${keep.slice(DEMO_QUEUE_PREFIX.length)} was started with --fresh`;
+    let jobs = 0;
+    for (const state of ['queued', 'running'] as const) {
+      let before: number | undefined;
+      for (;;) {
+        const page = await baton.listJobs({ queue: run.queue, state, limit: 200, ...(before === undefined ? {} : { before }) });
+        // A few at once: thousands of one-row cancels, one round trip each.
+        for (let i = 0; i < page.length; i += 8) {
+          const results = await Promise.all(page.slice(i, i + 8).map((job) => baton.cancel(job.id, reason)));
+          jobs += results.filter((r) => r.outcome !== 'unchanged').length;
+        }
+        if (page.length < 200) break;
+        before = page.at(-1)!.id;
+      }
+    }
+    discarded.push({ runId, jobs });
+  }
+  return { discarded, leftAlone };
 }
 
 /** A run being worked by a worker of this process. */
@@ -294,7 +384,11 @@ export async function summarize(baton: Baton, plan: DemoPlan, session?: DemoSess
     summary.manifest.file = r.file;
     summary.manifest.entries = r.entries;
   } else {
-    summary.manifest.entries = manifest.progress?.current ?? summary.manifest.itemsDone;
+    // The entries in the JSONL file (the job's progress is throttled and lags behind):
+    // at least the items its checkpoint records, plus those written after it.
+    const written = await readEntries(plan.manifestJsonl).catch(() => []);
+    summary.manifest.entries = Math.max(written.length, summary.manifest.itemsDone);
+    status.manifest.current = Math.max(status.manifest.current, summary.manifest.entries);
   }
   return summary;
 }

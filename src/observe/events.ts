@@ -31,8 +31,12 @@ export interface WorkerEvents {
   /** `retryAt` is null when the job is now `failed` for good. */
   'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };
   'job:cancelled': { job: ClaimedJob; reason: string | null };
-  /** Released by shutdown: back to queued, attempt not counted. */
-  'job:released': { job: ClaimedJob };
+  /**
+   * Released by shutdown: back to queued, attempt not counted. `abandoned`: its
+   * handler had not returned and was left behind (it counts in the stop summary's
+   * `abandoned` too); its late writes are dropped.
+   */
+  'job:released': { job: ClaimedJob; abandoned?: boolean };
   /** The handler's signal fired; `reason` is one of the four abort errors. */
   'job:aborted': { job: ClaimedJob; reason: Error };
   /** The worker's lease on the job was taken over; its later writes are dropped. */

@@ -35,7 +35,7 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
   const leases = left.filter((run) => run.relinquish()).map((run) => ({ id: run.job.id, token: run.job.leaseToken }));
   if (leases.length > 0) {
     const released = new Set(await state.store.jobRelease({ leases, now: state.clock.now() }));
-    for (const run of left) if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job });
+    for (const run of left) if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
   }
   summary.abandoned = all.filter((run) => !run.settled).length;
   for (const off of offs) off();

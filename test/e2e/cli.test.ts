@@ -1,9 +1,15 @@
+import { EventEmitter } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { stopSummaryText } from '../../src/cli/commands/worker.js';
+import { onShutdownSignals } from '../../src/cli/signals.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
 const TASKS = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
+const STUBBORN = fileURLToPath(new URL('../fixtures/tasks-stubborn.ts', import.meta.url));
 
 /** Every job field SPEC "Jobs" names, as `--json` prints them. */
 const SPEC_FIELDS = [
@@ -81,8 +87,8 @@ describe('baton CLI', () => {
       runCli(['enqueue', 'greet', '--payload', '{"name":42}', '--tasks', TASKS, '--database', db.url]),
       runCli(['enqueue', 'greet', '--payload', '{"name":"Ada"}', '--tasks', TASKS, '--database', db.url, '--json']),
     ]);
-    expect(unknown.code).toBe(1);
-    expect(oneLine(unknown.stderr)).toMatch(/unknown task "gret"; known tasks: greet, steps/);
+    expect(unknown.code).toBe(2); // a usage mistake, like the invalid payload
+    expect(oneLine(unknown.stderr)).toBe('baton: unknown task "gret"; known tasks: greet, steps');
     expect(invalid.code).toBe(2);
     expect(oneLine(invalid.stderr)).toMatch(/invalid payload for task "greet".*name:/);
     expect(valid.code, valid.stderr).toBe(0);
@@ -109,11 +115,11 @@ describe('baton CLI', () => {
       runCli(['cancel', '99999', '--database', db.url]),
     ]);
     expect(again.code).toBe(1);
-    expect(oneLine(again.stderr)).toBe(`job ${queued.id} is already cancelled; nothing to cancel`);
+    expect(oneLine(again.stderr)).toBe(`baton: job ${queued.id} is already cancelled; nothing to cancel`);
     expect(again_json.code).toBe(1);
     expect(json(again_json.stdout)).toMatchObject({ outcome: 'unchanged', job: { id: queued.id, state: 'cancelled' } });
     expect(missing.code).toBe(1);
-    expect(oneLine(missing.stderr)).toMatch(/no job with id 99999/);
+    expect(oneLine(missing.stderr)).toMatch(/^baton: .*no job with id 99999/);
 
     // retry brings it back; retrying a queued job is refused with its state
     const retried = await runCli(['retry', String(queued.id), '--database', db.url, '--json']);
@@ -121,7 +127,7 @@ describe('baton CLI', () => {
     expect(json(retried.stdout)).toMatchObject({ id: queued.id, state: 'queued', attempt: 0 });
     const refused = await runCli(['retry', String(queued.id), '--database', db.url]);
     expect(refused.code).toBe(1);
-    expect(oneLine(refused.stderr)).toMatch(/is queued; only failed or cancelled jobs can be retried/);
+    expect(oneLine(refused.stderr)).toMatch(/^baton: .*is queued; only failed or cancelled jobs can be retried/);
   });
 
   it('a worker started with --tasks FILE.ts runs jobs, and a running job cancelled from the CLI ends cancelled; a completed one cannot be', async () => {
@@ -149,7 +155,7 @@ describe('baton CLI', () => {
 
     const finished = await runCli(['cancel', String(greetId), '--database', db.url]);
     expect(finished.code).toBe(1);
-    expect(oneLine(finished.stderr)).toBe(`job ${greetId} is already completed; nothing to cancel`);
+    expect(oneLine(finished.stderr)).toBe(`baton: job ${greetId} is already completed; nothing to cancel`);
 
     worker.kill('SIGTERM');
     expect((await worker.exited).code).toBe(0);
@@ -174,5 +180,144 @@ describe('baton CLI', () => {
     expect(released.attempt).toBe(0);
     expect(released.leaseOwner).toBeNull();
     expect((released.checkpoint as { step: number }).step).toBeGreaterThanOrEqual(1);
+  });
+
+  it('--payload keeps null, false, 0 and [] as given, reads @FILE and - (stdin), and refuses an unreadable file', async () => {
+    const db = tempDatabase();
+    const file = join(db.dir, 'payload.json');
+    const big = { items: Array.from({ length: 20_000 }, (_, i) => `item-${i}`) }; // ~250 kB: no command line carries that
+    writeFileSync(file, JSON.stringify(big));
+    const enqueue = (payload: string, input?: string) =>
+      runCli(['enqueue', 'greet', '--payload', payload, '--database', db.url, '--json'], input === undefined ? {} : { input });
+    const runs = await Promise.all([enqueue('null'), enqueue('false'), enqueue('0'), enqueue('[]'), enqueue('""'), enqueue(`@${file}`), enqueue('-', '{"from":"stdin"}\n')]);
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    const printed = runs.map((r) => json(r.stdout).payload);
+    expect(printed).toEqual([null, false, 0, [], '', big, { from: 'stdin' }]);
+    const baton = await openBaton({ database: db.url });
+    const stored = await Promise.all(runs.map((r) => baton.getJob(json<{ id: number }>(r.stdout).id)));
+    expect(stored.map((j) => j.payload)).toEqual([null, false, 0, [], '', big, { from: 'stdin' }]);
+
+    const [missing, badStdin] = await Promise.all([
+      runCli(['enqueue', 'greet', '--payload', `@${join(db.dir, 'nope.json')}`, '--database', db.url]),
+      runCli(['enqueue', 'greet', '--payload', '-', '--database', db.url], { input: '{oops' }),
+    ]);
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toMatch(/^baton: --payload: cannot read .*nope\.json: ENOENT/);
+    expect(badStdin.code).toBe(2);
+    expect(oneLine(badStdin.stderr)).toMatch(/^baton: --payload \(from stdin\): not valid JSON/);
+    expect(await baton.listJobs({ limit: 100 })).toHaveLength(runs.length);
+  });
+
+  it('enqueue --key says when the key already has a job and does not enqueue again; --json adds "created"', async () => {
+    const db = tempDatabase();
+    const args = ['enqueue', 'greet', '--payload', '{"name":"Ada"}', '--key', 'report-7', '--database', db.url];
+    const first = await runCli([...args, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const job = json(first.stdout);
+    expect(job).toMatchObject({ key: 'report-7', created: true });
+
+    const [again, againJson] = await Promise.all([runCli(args), runCli([...args, '--json'])]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.trim()).toBe(`job ${job.id} already exists for key report-7 (queued); not enqueued again`);
+    expect(againJson.code, againJson.stderr).toBe(0);
+    expect(json(againJson.stdout)).toMatchObject({ id: job.id, key: 'report-7', created: false }); // one JSON object
+
+    const baton = await openBaton({ database: db.url });
+    expect((await baton.listJobs()).map((j) => j.id)).toEqual([job.id]);
+  });
+
+  it('a tasks file or a path that cannot be used is one line "baton: cannot load tasks file …" and no stack; --verbose adds it', async () => {
+    const db = tempDatabase();
+    const file = (name: string, text: string) => (writeFileSync(join(db.dir, name), text), join(db.dir, name));
+    const syntax = file('syntax.ts', 'export const x = ;\n');
+    const throws = file('throws.ts', 'throw new Error("no TOKEN in the environment");\n');
+    const missing = file('missing.ts', 'import "no-such-package-xyz";\nexport const x = 1;\n');
+    const data = file('tasks.json', '{}');
+    const dir = join(db.dir, 'tasks-dir');
+    mkdirSync(dir);
+    const nowhere = join(db.dir, 'nowhere.ts');
+    const load = (path: string, ...extra: string[]) => runCli(['enqueue', 'greet', '--tasks', path, '--database', db.url, ...extra]);
+    const [a, b, c, d, e, f, verbose] = await Promise.all([load(syntax), load(throws), load(missing), load(data), load(dir), load(nowhere), load(throws, '--verbose')]);
+
+    const cannot = (path: string) => `baton: cannot load tasks file ${path}: `;
+    expect(a.code).toBe(1);
+    expect(oneLine(a.stderr)).toMatch(new RegExp(`^${cannot(syntax)}.*syntax\\.ts:1:\\d+: Unexpected ";"$`));
+    expect(b.code).toBe(1);
+    expect(oneLine(b.stderr)).toBe(`${cannot(throws)}no TOKEN in the environment`);
+    expect(c.code).toBe(1);
+    expect(oneLine(c.stderr)).toMatch(new RegExp(`^${cannot(missing)}Cannot find (module|package) '?no-such-package-xyz`));
+    expect(d.code).toBe(2);
+    expect(oneLine(d.stderr)).toBe(`${cannot(data)}not a JavaScript or TypeScript module (.ts, .mts, .cts, .tsx, .js, .mjs or .cjs)`);
+    expect(e.code).toBe(2);
+    expect(oneLine(e.stderr)).toBe(`${cannot(dir)}it is a directory; give the module file (e.g. tasks.ts)`);
+    expect(f.code).toBe(2);
+    expect(oneLine(f.stderr)).toBe(`${cannot(nowhere)}no such file`);
+    // The worker loads its tasks the same way.
+    const worker = await runCli(['worker', '--tasks', throws, '--database', db.url]);
+    expect(worker.code).toBe(1);
+    expect(oneLine(worker.stderr)).toBe(`${cannot(throws)}no TOKEN in the environment`);
+
+    expect(verbose.code).toBe(1);
+    expect(verbose.stderr.split('\n')[0]).toBe(`${cannot(throws)}no TOKEN in the environment`);
+    expect(verbose.stderr).toMatch(/\n\s+at /); // the stack, on request
+  });
+
+  it('a first signal drains; a second one (200 ms or more later) releases a handler that ignores its signal, said once', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const worker = spawnCli(['worker', '--tasks', STUBBORN, '--database', db.url, '--drain-timeout', '120000', '--abort-grace', '120000', '--json']);
+    await worker.waitFor((m) => m.event === 'worker:started', 'worker:started');
+    const job = await baton.enqueue('stubborn', { ms: 250 });
+    await worker.waitFor((m) => m.event === 'job:checkpoint' && m.jobId === job.id, 'a checkpoint');
+
+    worker.kill('SIGTERM');
+    await worker.waitFor((m) => m.event === 'worker:stopping', 'worker:stopping');
+    // Draining: the job goes on. Two checkpoints after the stopping line are 250 ms apart,
+    // so the next signal comes well past the 200 ms in which a repeat counts as npm's copy.
+    const stoppingAt = worker.messages.findIndex((m) => m.event === 'worker:stopping');
+    const checkpointsSinceStopping = () => worker.messages.slice(stoppingAt).filter((m) => m.event === 'job:checkpoint' && m.jobId === job.id).length;
+    await worker.waitFor(() => checkpointsSinceStopping() >= 2, 'two checkpoints while draining');
+    expect(worker.messages.some((m) => m.event === 'worker:stop-now')).toBe(false);
+
+    worker.kill('SIGTERM');
+    const exit = await worker.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const events = worker.messages.map((m) => m.event);
+    expect(events.indexOf('worker:stop-now')).toBeGreaterThan(events.indexOf('worker:stopping'));
+    expect(worker.messages.find((m) => m.event === 'job:released')).toMatchObject({ jobId: job.id, abandoned: true });
+    expect(worker.messages.find((m) => m.event === 'worker:stopped')).toMatchObject({ finished: 0, released: 1, abandoned: 1 });
+    const released = await baton.getJob(job.id);
+    expect(released.state).toBe('queued');
+    expect(released.attempt).toBe(0);
+  });
+});
+
+describe('CLI signals and wording', () => {
+  it('a repeat within 200 ms of the signal before it is dropped as npm\'s copy; each later one is accepted', () => {
+    const target = new EventEmitter();
+    let now = 0;
+    const seen: string[] = [];
+    const off = onShutdownSignals(
+      { first: (signal) => seen.push(`first ${signal}`), again: (signal, count) => seen.push(`again ${signal} #${count}`) },
+      { target, now: () => now },
+    );
+    const at = (ms: number, signal: NodeJS.Signals) => ((now = ms), target.emit(signal, signal));
+    at(0, 'SIGINT');
+    at(3, 'SIGINT'); // npm's forwarded copy of the same Ctrl-C
+    at(199, 'SIGTERM');
+    at(450, 'SIGINT');
+    at(452, 'SIGINT');
+    at(900, 'SIGTERM');
+    expect(seen).toEqual(['first SIGINT', 'again SIGINT #2', 'again SIGTERM #3']);
+    off();
+    at(5000, 'SIGINT');
+    expect(seen).toHaveLength(3);
+  });
+
+  it('the stop summary says a released job whose handler was abandoned once, with plurals', () => {
+    expect(stopSummaryText({ finished: 0, released: 1, abandoned: 1 }, 1)).toBe('0 finished, 1 released (its handler had not returned and was abandoned)');
+    expect(stopSummaryText({ finished: 2, released: 3, abandoned: 3 }, 3)).toBe('2 finished, 3 released (their handlers had not returned and were abandoned)');
+    expect(stopSummaryText({ finished: 1, released: 3, abandoned: 2 }, 1)).toBe('1 finished, 3 released (1 of them: the handler had not returned and was abandoned); 1 other handler had not returned and was abandoned');
+    expect(stopSummaryText({ finished: 4, released: 0, abandoned: 0 })).toBe('4 finished, 0 released');
   });
 });

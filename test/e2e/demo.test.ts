@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { openBaton, tempDatabase, tempDir } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { runCli, spawnCli, stdoutOf } from '../helpers/cli.js';
+import { planDemo } from '../../src/demo/run.js';
 
 const FILES = 200;
 
@@ -50,11 +51,11 @@ describe('baton demo', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
 
     expect(run.stdout).toContain(`${FILES + 1} files under ${dir}`);
-    expect(run.stdout).toMatch(/Manifest job #\d+; cancel it from another terminal: npm run baton -- cancel \d+ --database /);
+    expect(run.stdout).toMatch(/Manifest job #\d+; cancel it from another terminal: npx baton cancel \d+ --database /);
     expect(run.stdout).toMatch(/^progress: files \d+\/201/m); // not a TTY: plain lines
     expect(run.stdout).toContain(`files     ${FILES + 1}: ${FILES} hashed, 1 failed, 0 cancelled`);
     expect(run.stdout).toMatch(/speed {5}\d+ jobs in [\d.]+ s this session: \d+ jobs\/s/);
-    expect(run.stdout).toMatch(/failures {2}1; the first 1:\n {4}job #\d+ dangling-link: cannot read dangling-link: ENOENT: no such file or directory/);
+    expect(run.stdout).toMatch(/failures {2}1:\n {4}job #\d+ dangling-link: cannot read dangling-link: ENOENT: no such file or directory/);
     expect(run.stdout).toMatch(new RegExp(`manifest  ${FILES + 1} entries written to ${out}/manifest-[\\d-]+\\.json`));
 
     const manifest = manifestOf(out);
@@ -149,7 +150,73 @@ describe('baton demo', () => {
     expect(exit.code, demo.stderr).toBe(0);
     const text = stdoutOf(demo);
     expect(text).toContain(`files     ${FILES + 1}: ${FILES} hashed, 1 failed, 0 cancelled`);
-    expect(text).toMatch(new RegExp(`manifest  job #${manifestId} cancelled after \\d+ entries; partial entries in ${out}/manifest-[\\d-]+\\.jsonl`));
-    expect((await baton.getJob(manifestId)).state).toBe('cancelled');
+    const said = new RegExp(`manifest  job #${manifestId} cancelled after (\\d+) entr(y|ies); partial entries in (${out}/manifest-[\\d-]+\\.jsonl)`).exec(text);
+    expect(said, text).not.toBeNull();
+    // The count is the real one: the lines in the partial file (not the last throttled progress value),
+    // which hold at least every item the checkpoint records.
+    const lines = readFileSync(said![3]!, 'utf8').split('\n').filter(Boolean).length;
+    expect(Number(said![1])).toBe(lines);
+    const cancelled = await baton.getJob(manifestId);
+    expect(cancelled.state).toBe('cancelled');
+    const checkpointed = (cancelled.checkpoint as { forEach: { done: number[][] } } | null)?.forEach.done.reduce((n, [a, b]) => n + b! - a! + 1, 0) ?? 0;
+    expect(lines).toBeGreaterThanOrEqual(checkpointed);
+  });
+
+  it('--fresh starts a new run and cancels the older unfinished run over the directory, saying so', async () => {
+    const { dir } = makeTree();
+    const db = tempDatabase();
+    const out = join(db.dir, 'demo-out');
+    const baton = await openBaton({ database: db.url });
+    const old = await planDemo(baton, { dir, out }); // an unfinished run nobody works
+
+    const run = await runCli(['demo', dir, '--fresh', '--database', db.url, '--out', out], { timeoutMs: 50_000 });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Demo run [\d-]+: 201 files under /m); // a new run, not a resume
+    expect(run.stdout).toContain(`--fresh: cancelled ${FILES + 2} unfinished jobs of the older demo run ${old.runId} over this directory`);
+    expect(run.stdout).toContain(`files     ${FILES + 1}: ${FILES} hashed, 1 failed, 0 cancelled`);
+
+    const counts = await baton.queueCounts('demo:');
+    const oldCounts = counts.filter((c) => c.queue === old.queue && c.count > 0);
+    expect(oldCounts).toEqual([expect.objectContaining({ state: 'cancelled', count: FILES + 2 })]);
+    const [manifest] = await baton.listJobs({ queue: old.queue, task: 'demo:manifest' });
+    expect(manifest!.cancelReason).toMatch(/--fresh/);
+  });
+
+  it('a second demo on the same run while the first works it resumes beside it and does not call its jobs left over', async () => {
+    const { dir } = makeTree();
+    const db = tempDatabase();
+    const out = join(db.dir, 'demo-out');
+    const first = spawnCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4', '--manifest-delay', '100']);
+    const hint = await first.waitFor((m) => m.type === 'text' && /Manifest job #\d+/.test(String(m.text)), 'the manifest hint');
+    const manifestId = Number(/Manifest job #(\d+)/.exec(String(hint.text))![1]);
+    const baton = await openBaton({ database: db.url });
+    await until(async () => (await baton.getJob(manifestId)).state === 'running', 'the first demo runs the manifest job', 30_000);
+
+    const second = await runCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4'], { timeoutMs: 50_000 });
+    expect(second.code, second.stdout + second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/Resuming demo run [\d-]+ over /);
+    expect(second.stdout).toMatch(/\d+ jobs? of this run (is|are) running under a live lease: another demo is working this run now/);
+    expect(second.stdout).not.toMatch(/did not stop cleanly/);
+    expect((await first.exited).code, first.stderr).toBe(0);
+    expect((await baton.getJob(manifestId)).attempt).toBe(1); // taken over by nobody
+  });
+
+  it('an --out path that cannot be a directory, or a DIR that is not one, is one line and exit 2; nothing is enqueued', async () => {
+    const db = tempDatabase();
+    const file = join(db.dir, 'a-file');
+    writeFileSync(file, 'x');
+    const [badOut, badDir] = await Promise.all([
+      runCli(['demo', db.dir, '--out', join(file, 'out'), '--database', db.url]),
+      runCli(['demo', file, '--database', db.url]),
+    ]);
+    for (const run of [badOut, badDir]) {
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(badOut.stderr.trim()).toBe(`baton: cannot create the --out directory ${join(file, 'out')}: ENOTDIR: not a directory, mkdir '${join(file, 'out')}'`);
+    expect(badDir.stderr.trim()).toBe(`baton: ${file} is not a directory`);
+    const baton = await openBaton({ database: db.url });
+    expect(await baton.listJobs()).toEqual([]);
   });
 });

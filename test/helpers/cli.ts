@@ -16,11 +16,11 @@ export interface CliRun {
 
 /**
  * Runs `baton <args>` to completion and returns its output and exit code.
- * Logs are silenced unless `BATON_TEST_LOG` is set.
+ * Logs are silenced unless `BATON_TEST_LOG` is set. `input` is written to its stdin.
  */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [...NODE_TS_ARGS, CLI_FIXTURE, ...args],
       {
@@ -34,6 +34,8 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
         resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
       },
     );
+    // Stdin: `input` (then closed), or closed at once, so a command reading stdin never waits.
+    child.stdin?.end(options.input ?? '');
   });
 }
 

@@ -17,7 +17,7 @@ export function cancelCommand(): Command {
       const { outcome, job } = await withBaton({ database: flags.database }, (baton) => baton.cancel(id, flags.reason));
       if (flags.json) printJson({ outcome, job });
       if (outcome === 'unchanged') {
-        err(`job ${id} is already ${job.state}; nothing to cancel`);
+        err(`baton: job ${id} is already ${job.state}; nothing to cancel`);
         process.exitCode = 1;
         return;
       }

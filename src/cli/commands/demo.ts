@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { DEMO_LEASE_TTL, defaultDemoDir, DemoError, planDemo, startDemo, summarize, type DemoPlan, type DemoSession, type DemoStatus, type DemoSummary } from '../../demo/run.js';
 import { defaultDatabaseUrl, redact } from '../../store/open.js';
 import { UsageError, integer, milliseconds, openBaton, withDatabase } from '../options.js';
-import { bytes, out, progressDisplay, type ProgressDisplay } from '../output.js';
+import { bytes, out, plural, progressDisplay, type ProgressDisplay } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
 interface DemoFlags {
@@ -29,7 +29,7 @@ export function demoCommand(): Command {
     .argument('[dir]', 'directory to read (default: this package\'s node_modules)')
     .option('--concurrency <n>', 'jobs at once, at least 2', integer(2, 1000), 8)
     .option('--out <dir>', 'where the manifest is written', './baton-demo')
-    .option('--fresh', 'start a new run even if an unfinished one exists')
+    .option('--fresh', 'start a new run; the older unfinished runs over DIR are cancelled (unless another demo is working one)')
     .option('--drain-timeout <ms>', 'on Ctrl-C: time running jobs get to finish before the rest are aborted and released', milliseconds, 1000)
     .option('--manifest-delay <ms>', 'extra time per manifest entry (for tests: makes a small run long enough to interrupt)', milliseconds)
     .action(async (dir: string | undefined, flags: DemoFlags) => {
@@ -52,15 +52,18 @@ async function runDemoCommand(baton: Awaited<ReturnType<typeof openBaton>>, dir:
   const plan = await planDemo(baton, { dir: dir ?? defaultDemoDir(), out: flags.out, ...(flags.fresh ? { fresh: true } : {}) });
   const dbFlag = flags.database ? ` --database ${quote(flags.database)}` : '';
   if (plan.resumed) {
-    out(`Resuming demo run ${plan.runId} over ${plan.root} (${plan.files} files, database ${redact(database)})`);
+    out(`Resuming demo run ${plan.runId} over ${plan.root} (${plural(plan.files, 'file')}, database ${redact(database)})`);
     if (plan.manifestFrom === null) out('manifest job has not checkpointed yet; it starts from item 0');
     else out(`resuming manifest from item ${plan.manifestFrom}`);
-    if (plan.orphaned > 0) out(`${plan.orphaned} jobs were left running by a demo that did not stop cleanly; they are taken over when their lease expires (within ${DEMO_LEASE_TTL / 1000} s)`);
+    if (plan.orphaned > 0) out(`${plural(plan.orphaned, 'job was', 'jobs were')} left running by a demo that did not stop cleanly (${plan.orphaned === 1 ? 'its lease has' : 'their leases have'} expired); taken over now, the lost attempt counts`);
+    if (plan.busy > 0) out(`${plural(plan.busy, 'job of this run is', 'jobs of this run are')} running under a live lease: another demo is working this run now (this one works beside it), or one was killed less than ${DEMO_LEASE_TTL / 1000} s ago (taken over when the lease expires)`);
   } else {
-    out(`Demo run ${plan.runId}: ${plan.files} files under ${plan.root}${plan.skipped ? ` (${plan.skipped} entries skipped: links to directories, sockets, unreadable directories)` : ''}`);
-    out(`Enqueued ${plan.files} hash jobs and 1 manifest job on queue ${plan.queue} (database ${redact(database)})`);
+    out(`Demo run ${plan.runId}: ${plural(plan.files, 'file')} under ${plan.root}${plan.skipped ? ` (${plural(plan.skipped, 'entry', 'entries')} skipped: links to directories, sockets, unreadable directories)` : ''}`);
+    out(`Enqueued ${plural(plan.files, 'hash job')} and 1 manifest job on queue ${plan.queue} (database ${redact(database)})`);
+    for (const d of plan.discarded) out(`--fresh: cancelled ${plural(d.jobs, 'unfinished job')} of the older demo run ${d.runId} over this directory`);
+    for (const runId of plan.leftAlone) out(`--fresh: left the older demo run ${runId} alone: another demo is working it now`);
   }
-  out(`Manifest job #${plan.manifestJobId}; cancel it from another terminal: npm run baton -- cancel ${plan.manifestJobId}${dbFlag}`);
+  out(`Manifest job #${plan.manifestJobId}; cancel it from another terminal: npx baton cancel ${plan.manifestJobId}${dbFlag}`);
   out('Ctrl-C stops gracefully (jobs are handed back); run the demo again to resume.');
 
   let session: DemoSession | undefined;
@@ -69,8 +72,10 @@ async function runDemoCommand(baton: Awaited<ReturnType<typeof openBaton>>, dir:
   const signalled = new Promise<NodeJS.Signals>((resolve) => {
     onShutdownSignals({
       first: resolve,
-      again: () => {
-        display?.log('signal again: handing running jobs back now');
+      again: (signal, count) => {
+        const line = count === 2 ? `${signal}: second signal: skipping the drain, releasing running jobs now` : `${signal}: already releasing running jobs`;
+        if (display) display.log(line);
+        else out(line);
         void session?.stop({ now: true });
       },
     });
@@ -116,18 +121,18 @@ function printSummary(plan: DemoPlan, s: DemoSummary): void {
   out(`Demo run ${plan.runId} finished`);
   out(`  files     ${plan.files}: ${s.completed} hashed, ${s.failed} failed, ${s.cancelled} cancelled`);
   out(`  bytes     ${bytes(s.bytes)} read (${s.bytes} B), ${bytes(s.gzipBytes)} gzipped${ratio}`);
-  out(`  speed     ${s.session.jobs} jobs in ${seconds.toFixed(1)} s this session: ${rate} jobs/s`);
+  out(`  speed     ${plural(s.session.jobs, 'job')} in ${seconds.toFixed(1)} s this session: ${rate} jobs/s`);
   if (s.failed > 0) {
-    out(`  failures  ${s.failed}; the first ${s.failures.length}:`);
+    out(`  failures  ${s.failed}${s.failures.length < s.failed ? `; the first ${s.failures.length}` : ''}:`);
     for (const f of s.failures) out(`    job #${f.jobId} ${f.path}: ${f.message}`);
   } else out('  failures  0');
-  if (s.manifest.state === 'completed') out(`  manifest  ${s.manifest.entries} entries written to ${s.manifest.file}`);
-  else out(`  manifest  job #${s.manifest.jobId} ${s.manifest.state} after ${s.manifest.entries} entries; partial entries in ${s.manifest.jsonl}`);
+  if (s.manifest.state === 'completed') out(`  manifest  ${plural(s.manifest.entries, 'entry', 'entries')} written to ${s.manifest.file}`);
+  else out(`  manifest  job #${s.manifest.jobId} ${s.manifest.state} after ${plural(s.manifest.entries, 'entry', 'entries')}; partial entries in ${s.manifest.jsonl}`);
 }
 
 function printInterrupted(plan: DemoPlan, s: DemoSummary, released: number, resume: string): void {
   out('');
-  out(`Demo run ${plan.runId} interrupted: ${s.status.filesDone} of ${plan.files} files done, ${released} running jobs handed back (attempts not counted)`);
+  out(`Demo run ${plan.runId} interrupted: ${s.status.filesDone} of ${plural(plan.files, 'file')} done, ${plural(released, 'running job')} handed back (${released === 1 ? 'attempt' : 'attempts'} not counted)`);
   if (s.manifest.state === 'queued') out(`  manifest job #${s.manifest.jobId} released with its checkpoint at item ${s.manifest.itemsDone}`);
   else out(`  manifest job #${s.manifest.jobId} is ${s.manifest.state}`);
   out(`To resume, run: ${resume}`);

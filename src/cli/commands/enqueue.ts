@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import type { EnqueueOptions } from '../../job/types.js';
 import { loadTasks } from '../load-tasks.js';
-import { UsageError, integer, isoDate, json, milliseconds, withBaton, withDatabase } from '../options.js';
+import { UsageError, integer, isoDate, milliseconds, readJsonOption, withBaton, withDatabase } from '../options.js';
 import { displayState, out, printJson } from '../output.js';
 
 interface EnqueueFlags {
-  payload?: unknown;
+  payload?: string;
   queue?: string;
   priority?: number;
   delay?: number;
@@ -21,13 +21,15 @@ interface EnqueueFlags {
 /**
  * `baton enqueue TASK`: enqueues one job and prints it. With `--tasks` the task
  * name must be one the module exports and the payload is checked against its
- * schema; without, the payload is only checked to be plain JSON.
+ * schema; without, the payload is only checked to be plain JSON. The payload is
+ * JSON text, `@FILE` or `-` (stdin). With `--key`, a job already holding the key
+ * is printed instead and said so (`"created": false` with `--json`).
  */
 export function enqueueCommand(): Command {
   return withDatabase(new Command('enqueue'))
     .description('enqueue a job and print it')
     .argument('<task>', 'task name')
-    .option('--payload <json>', 'payload as JSON (default: null)', json)
+    .option('--payload <json>', 'payload as JSON; @FILE reads it from FILE, - from stdin (default: null)')
     .option('--queue <name>', 'queue (default: default)')
     .option('--priority <n>', 'lower runs first (default: 0)', integer(-1_000_000, 1_000_000))
     .option('--delay <ms>', 'run no earlier than this many ms from now', milliseconds)
@@ -47,9 +49,24 @@ export function enqueueCommand(): Command {
       if (flags.maxAttempts !== undefined) options.maxAttempts = flags.maxAttempts;
       if (flags.timeout !== undefined) options.timeout = flags.timeout;
       if (flags.key !== undefined) options.key = flags.key;
+      const payload = flags.payload === undefined ? null : await readJsonOption('--payload', flags.payload);
       const tasks = flags.tasks ? await loadTasks(flags.tasks) : undefined;
-      const job = await withBaton({ database: flags.database, tasks }, (baton) => baton.enqueue(task, flags.payload ?? null, options));
-      if (flags.json) printJson(job);
+      if (tasks && !tasks.some((t) => t.name === task)) {
+        throw new UsageError(`unknown task "${task}"; known tasks: ${tasks.map((t) => t.name).sort().join(', ')}`);
+      }
+      const { job, created } = await withBaton({ database: flags.database, tasks }, async (baton) => {
+        // The client announces a job it inserted; a key already held returns that job, unannounced.
+        let inserted: number | undefined;
+        const off = baton.on('job:enqueued', (e) => (inserted = e.job.id));
+        try {
+          const job = await baton.enqueue(task, payload, options);
+          return { job, created: inserted === job.id };
+        } finally {
+          off();
+        }
+      });
+      if (flags.json) printJson({ ...job, created });
+      else if (!created) out(`job ${job.id} already exists for key ${job.key} (${displayState(job)}); not enqueued again`);
       else out(`job ${job.id} ${displayState(job)}: ${job.task} on queue ${job.queue}, run at ${job.runAt.toISOString()}`);
     });
 }

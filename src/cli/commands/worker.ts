@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import type { WorkerEvents } from '../../observe/events.js';
+import type { StopSummary, WorkerEvents } from '../../observe/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
 import { loadTasks } from '../load-tasks.js';
 import { collect, integer, milliseconds, openBaton, withDatabase } from '../options.js';
-import { out } from '../output.js';
+import { err, out, plural } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
 interface WorkerFlags {
@@ -36,6 +36,7 @@ const EVENTS: Array<keyof WorkerEvents> = [
  * signal stops it gracefully (stop claiming, drain up to --drain-timeout, abort
  * the rest and wait --abort-grace, release what is left with its checkpoint),
  * closes the database and exits 0; a second signal skips straight to the release.
+ * (A repeat within 200 ms is taken for npm's copy of the same Ctrl-C: see signals.ts.)
  */
 export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
@@ -70,9 +71,9 @@ export function workerCommand(): Command {
       if (flags.json) {
         for (const name of EVENTS) {
           worker.on(name, (payload) => {
-            const p = payload as { job: { id: number; task: string; attempt: number }; message?: string; reason?: unknown; retryAt?: Date | null };
+            const p = payload as { job: { id: number; task: string; attempt: number }; message?: string; reason?: unknown; retryAt?: Date | null; abandoned?: boolean };
             const reason = p.reason instanceof Error ? (p.reason as { code?: string }).code ?? p.reason.message : p.reason;
-            out(JSON.stringify({ event: name, jobId: p.job.id, task: p.job.task, attempt: p.job.attempt, ...(p.message ? { message: p.message } : {}), ...(reason !== undefined ? { reason } : {}), ...(p.retryAt !== undefined ? { retryAt: p.retryAt } : {}) }));
+            out(JSON.stringify({ event: name, jobId: p.job.id, task: p.job.task, attempt: p.job.attempt, ...(p.message ? { message: p.message } : {}), ...(reason !== undefined ? { reason } : {}), ...(p.retryAt !== undefined ? { retryAt: p.retryAt } : {}), ...(p.abandoned ? { abandoned: true } : {}) }));
           });
         }
       }
@@ -82,19 +83,26 @@ export function workerCommand(): Command {
       process.on('unhandledRejection', (reason) => {
         baton.logger.error({ err: reason }, 'unhandled promise rejection (left by a job handler?); the worker keeps going');
       });
+      let releasedAbandoned = 0;
+      worker.on('job:released', (e) => void (e.abandoned && releasedAbandoned++));
       const stopped = new Promise<void>((resolve) => {
         onShutdownSignals({
           first: (signal) => {
             if (flags.json) out(JSON.stringify({ event: 'worker:stopping', signal }));
-            else process.stderr.write(`${signal}: stopping gracefully (drain, then release); send it again to release at once\n`);
+            else err(`${signal}: stopping gracefully (drain, then release); send it again to release at once`);
             void worker.stop().then(async (summary) => {
               await baton.close();
               if (flags.json) out(JSON.stringify({ event: 'worker:stopped', ...summary }));
-              else out(`worker stopped: ${summary.finished} finished, ${summary.released} released${summary.abandoned ? `, ${summary.abandoned} abandoned` : ''}`);
+              else out(`worker stopped: ${stopSummaryText(summary, releasedAbandoned)}`);
               resolve();
             });
           },
-          again: () => void worker.stop({ now: true }),
+          again: (signal, count) => {
+            if (flags.json) out(JSON.stringify({ event: 'worker:stop-now', signal }));
+            else if (count === 2) err(`${signal}: second signal: skipping the drain, releasing running jobs now`);
+            else err(`${signal}: already releasing running jobs`);
+            void worker.stop({ now: true });
+          },
         });
       });
       await worker.start();
@@ -105,4 +113,25 @@ export function workerCommand(): Command {
       process.exitCode = 0;
       exitWhenIdle();
     });
+}
+
+/**
+ * "2 finished, 1 released", for the line the worker prints when it stopped. A
+ * released job whose handler never returned counts in `released` and in
+ * `abandoned`; it is said once ("1 released (its handler had not returned and was
+ * abandoned)"), not as two jobs.
+ * @param releasedAbandoned - released jobs whose handler had not returned (`job:released` with `abandoned`)
+ */
+export function stopSummaryText(summary: StopSummary, releasedAbandoned = 0): string {
+  const { finished, released, abandoned } = summary;
+  let text = `${finished} finished, ${released} released`;
+  const among = Math.min(releasedAbandoned, released, abandoned);
+  if (among > 0) {
+    if (among === released) text += released === 1 ? ' (its handler had not returned and was abandoned)' : ' (their handlers had not returned and were abandoned)';
+    else text += ` (${among} of them: the handler had not returned and was abandoned)`;
+  }
+  // Handlers abandoned without a release (past a timeout's or a cancel's grace: their job is already recorded).
+  const others = abandoned - among;
+  if (others > 0) text += `; ${plural(others, 'other handler')} had not returned and ${others === 1 ? 'was' : 'were'} abandoned`;
+  return text;
 }
