@@ -52,7 +52,7 @@ const SHARED_TARGETS: DriverTargets = {
 export const sqliteDriver: BenchDriver = {
   name: 'sqlite',
   description: 'SQLite file in a temp dir (better-sqlite3, WAL, synchronous=NORMAL)',
-  wakeUps: "another process's commits are noticed by polling PRAGMA data_version every watchInterval (default 10 ms)",
+  wakeUps: "another process's commits are noticed by an inotify watch on the WAL file, with PRAGMA data_version polled every watchInterval (default 10 ms) as the fallback",
   targets: {
     ...SHARED_TARGETS,
     drainC10: { op: '>=', value: 10_000, text: '≥ 10,000 jobs/s' },

@@ -1,3 +1,4 @@
+import { watch, type FSWatcher } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ConfigError, ConflictError } from '../../errors.js';
 import type { Progress, TransactionClient } from '../../job/types.js';
@@ -283,24 +284,50 @@ export class SqliteStore implements Store {
       GROUP BY queue, state ORDER BY queue, state`).all({ prefix: queuePrefix ?? null }) as QueueCount[];
   }
 
+  /**
+   * Sees other connections' commits two ways: an `fs.watch` (inotify) on the WAL file,
+   * which fires within a millisecond of another process's write, and a poll every
+   * `intervalMs` as the safety net (network file systems, platforms without events).
+   * Either way `PRAGMA data_version` decides whether anything changed, so this
+   * connection's own writes wake nobody.
+   */
   watchChanges({ intervalMs, listener }: { intervalMs: number; listener: () => void }): () => void {
     const version = () => this.#db.pragma('data_version', { simple: true }) as number;
     let last = version();
-    const timer = setInterval(() => {
+    let scheduled = false;
+    const check = () => {
+      scheduled = false;
       if (!this.#db.open) return;
       let current: number;
       try {
         current = version();
       } catch {
-        return; // busy or closing: the next tick looks again, and polling is the safety net
+        return; // busy or closing: the next tick looks again
       }
       if (current !== last) {
         last = current;
         listener();
       }
-    }, intervalMs);
+    };
+    const timer = setInterval(check, intervalMs);
     timer.unref();
-    return () => clearInterval(timer);
+    let watcher: FSWatcher | undefined;
+    if (!this.#db.memory) {
+      try {
+        watcher = watch(`${this.#db.name}-wal`, { persistent: false }, () => {
+          if (scheduled) return;
+          scheduled = true;
+          setImmediate(check);
+        });
+        watcher.on('error', () => watcher?.close()); // the poll goes on alone
+      } catch {
+        watcher = undefined; // no WAL file to watch (yet): the poll serves
+      }
+    }
+    return () => {
+      clearInterval(timer);
+      watcher?.close();
+    };
   }
 
   async close(): Promise<void> {
