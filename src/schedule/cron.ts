@@ -1,0 +1,185 @@
+/**
+ * Cadences of recurring schedules: a cron expression in an IANA time zone, or a fixed
+ * interval in milliseconds. Parsing, field matching and time-zone arithmetic are
+ * croner's (v10, `new Cron(pattern, { timezone, mode: '5-or-6-parts', paused: true })`,
+ * queried with `nextRun`); this module validates a cadence, picks croner's options and
+ * guards the few answers of croner that would break exactly-once scheduling.
+ *
+ * Policies (asserted as exact instants in test/schedule/cron.test.ts):
+ * - Fields: 5 (minute first) or 6 (second first). Year fields (7 parts) are refused.
+ *   Nicknames (`@daily`…), names (`MON`, `JAN`), `L`, `W`, `#` are croner's.
+ * - Day of month and day of week: pure OR when both are restricted (croner's default,
+ *   `domAndDow: false`), also when a field starts with `*`: `0 0 *\/3 * 1-5` fires on
+ *   days 1, 4, 7… OR on weekdays. (Vixie/cronie would AND that one; we deliberately do
+ *   not second-guess croner.) Prefix the day of week with `+` (`0 0 1 * +MON`) to AND.
+ * - DST, croner's behaviour: a local time inside the repeated hour (fall back) fires
+ *   once, at its first occurrence — for every pattern, `* * * * *` included, which
+ *   therefore does not fire during the second copy of the repeated hour. A local time
+ *   inside the gap (spring forward) is shifted by the length of the gap (02:30 in a
+ *   one-hour gap fires at 03:30 of the new offset) when the query starts before the
+ *   gap, and skipped when it starts after the gap began; a scheduler that chains
+ *   `next(previousFire)` always gets the shifted fire, exactly once.
+ * - `next` is strictly after its argument. Croner v10 returns an instant *before* the
+ *   query when the query lies in the second copy of a repeated hour; we then walk
+ *   croner's own sequence forward from that instant until it passes the query (at most
+ *   one repeated hour of fires). `between` chains `next` rather than croner's
+ *   `nextRuns`, which repeats instants after a spring-forward gap.
+ * - `every`: fires on the lattice anchor + k·every (any integer k), in real time, so
+ *   DST does not affect it.
+ */
+import { Cron } from 'croner';
+import { ConfigError, ValidationError } from '../errors.js';
+
+/** How often a schedule fires: a cron expression (5 fields, or 6 with seconds first) in a time zone, or a fixed interval. */
+export interface Cadence {
+  /** A croner pattern: 5 fields, or 6 with seconds first. Exclusive with `every`. */
+  cron?: string;
+  /** A fixed interval in milliseconds, an integer >= 1000. Exclusive with `cron`. */
+  every?: number;
+  /** IANA time zone the cron fields are read in. @defaultValue 'UTC' */
+  timezone?: string;
+}
+
+/** A validated cadence. */
+export interface ParsedCadence {
+  readonly cron: string | null;
+  readonly every: number | null;
+  readonly timezone: string;
+  /**
+   * The first fire time strictly after `after`, or null when there is none (e.g. a
+   * cron that can never fire again, such as `0 0 30 2 *`). For `every`: anchored at
+   * `anchor` (ms epoch, default 0): the smallest anchor + k*every greater than `after`.
+   *
+   * @throws ValidationError when `after` is not a valid Date
+   */
+  next(after: Date): Date | null;
+  /**
+   * Fire times in (from, to], in order, at most `limit`.
+   *
+   * @param limit - maximum number of instants returned, >= 0 @defaultValue 1000
+   * @throws ValidationError when `from` or `to` is not a valid Date
+   */
+  between(from: Date, to: Date, limit?: number): Date[];
+  /** e.g. "cron 0 9 * * 1-5 in America/New_York" or "every 5 s" */
+  describe(): string;
+}
+
+/** Upper bound on croner steps taken to get past a query that croner answered with an earlier instant. */
+const MAX_CATCH_UP_STEPS = 100_000;
+
+/**
+ * Validates a cadence and returns its fire-time calculator.
+ *
+ * @param cadence - exactly one of `cron` and `every`, and an optional `timezone`
+ * @param options.anchor - ms epoch the `every` lattice is anchored at @defaultValue 0
+ * @throws ConfigError naming the problem: both or neither of cron/every; an invalid
+ *   cron (with croner's message); an unknown time zone (checked with
+ *   Intl.DateTimeFormat); `every` below 1000 ms or not an integer; a non-finite anchor
+ */
+export function parseCadence(cadence: Cadence, options: { anchor?: number } = {}): ParsedCadence {
+  const hasCron = cadence.cron !== undefined && cadence.cron !== null;
+  const hasEvery = cadence.every !== undefined && cadence.every !== null;
+  if (hasCron && hasEvery) throw new ConfigError('a cadence takes exactly one of "cron" and "every", not both');
+  if (!hasCron && !hasEvery) throw new ConfigError('a cadence needs exactly one of "cron" or "every"; neither was given');
+
+  const timezone = cadence.timezone ?? 'UTC';
+  checkTimezone(timezone);
+
+  if (hasEvery) {
+    const anchor = options.anchor ?? 0;
+    if (!Number.isFinite(anchor)) throw new ConfigError(`"anchor" must be a finite ms epoch, got ${String(anchor)}`);
+    return everyCadence(checkEvery(cadence.every), anchor, timezone);
+  }
+  return cronCadence(cadence.cron as unknown, timezone);
+}
+
+function checkTimezone(timezone: unknown): asserts timezone is string {
+  if (typeof timezone !== 'string' || timezone.trim() === '') {
+    throw new ConfigError(`"timezone" must be an IANA time zone name such as "Europe/Berlin", got ${JSON.stringify(timezone)}`);
+  }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw new ConfigError(`unknown time zone "${timezone}": expected an IANA name such as "Europe/Berlin" or "UTC"`);
+  }
+}
+
+function checkEvery(every: unknown): number {
+  if (typeof every !== 'number' || !Number.isInteger(every)) {
+    throw new ConfigError(`"every" must be an integer number of milliseconds, got ${JSON.stringify(every) ?? String(every)}`);
+  }
+  if (every < 1000) throw new ConfigError(`"every" must be at least 1000 ms, got ${every} ms`);
+  return every;
+}
+
+function checkDate(value: Date, name: string): number {
+  const ms = value instanceof Date ? value.getTime() : Number.NaN;
+  if (!Number.isFinite(ms)) throw new ValidationError(`"${name}" must be a valid Date`);
+  return ms;
+}
+
+function everyCadence(every: number, anchor: number, timezone: string): ParsedCadence {
+  const nextMs = (after: number): number => anchor + (Math.floor((after - anchor) / every) + 1) * every;
+  return {
+    cron: null,
+    every,
+    timezone,
+    next(after) {
+      return new Date(nextMs(checkDate(after, 'after')));
+    },
+    between(from, to, limit = 1000) {
+      const end = checkDate(to, 'to');
+      const out: Date[] = [];
+      for (let t = nextMs(checkDate(from, 'from')); t <= end && out.length < limit; t += every) out.push(new Date(t));
+      return out;
+    },
+    describe() {
+      return every % 1000 === 0 ? `every ${every / 1000} s` : `every ${every} ms`;
+    },
+  };
+}
+
+function cronCadence(cron: unknown, timezone: string): ParsedCadence {
+  if (typeof cron !== 'string' || cron.trim() === '') {
+    throw new ConfigError(`"cron" must be a non-empty cron expression, got ${JSON.stringify(cron)}`);
+  }
+  let job: Cron;
+  try {
+    job = new Cron(cron, { timezone, mode: '5-or-6-parts', domAndDow: false, paused: true });
+    job.nextRun(new Date(0)); // croner checks the time zone only when computing
+  } catch (error) {
+    throw new ConfigError(`invalid cron "${cron}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  const nextMs = (after: number): number | null => {
+    let fire = job.nextRun(new Date(after));
+    // Croner answers a query inside the second copy of a repeated hour with an
+    // earlier instant; its own sequence from there gets past the query.
+    for (let step = 0; fire !== null && fire.getTime() <= after; step++) {
+      if (step >= MAX_CATCH_UP_STEPS) return null;
+      fire = job.nextRun(fire);
+    }
+    return fire === null ? null : fire.getTime();
+  };
+
+  return {
+    cron,
+    every: null,
+    timezone,
+    next(after) {
+      const t = nextMs(checkDate(after, 'after'));
+      return t === null ? null : new Date(t);
+    },
+    between(from, to, limit = 1000) {
+      const end = checkDate(to, 'to');
+      const out: Date[] = [];
+      for (let t = nextMs(checkDate(from, 'from')); t !== null && t <= end && out.length < limit; t = nextMs(t)) {
+        out.push(new Date(t));
+      }
+      return out;
+    },
+    describe() {
+      return `cron ${cron} in ${timezone}`;
+    },
+  };
+}
