@@ -9,7 +9,7 @@ export type { Backoff } from './job/backoff.js';
 export type { Job, JobState, JobError, Progress, Json, EnqueueOptions } from './job/types.js';
 export { JOB_STATES, TERMINAL_STATES } from './job/types.js';
 export { jobView, type JobView } from './job/view.js';
-export { DEFAULT_PAYLOAD_LIMIT } from './job/payload.js';
+export { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH } from './job/payload.js';
 export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult } from './client/cancel.js';
 export type { ListOptions } from './client/query.js';

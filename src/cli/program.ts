@@ -8,6 +8,12 @@ import { migrateCommand } from './commands/migrate.js';
 import { retryCommand } from './commands/retry.js';
 import { workerCommand } from './commands/worker.js';
 
+/** Commander's own messages go to stderr, its errors in the CLI's one-line `baton: …` form. */
+const OUTPUT = {
+  writeErr: (text: string) => process.stderr.write(text),
+  outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'baton: ')),
+};
+
 /**
  * The `baton` command line: one subcommand per file under commands/. Commander
  * is told to throw instead of exiting (main.ts maps errors to exit codes) and to
@@ -18,7 +24,7 @@ export function createProgram(): Command {
     .description('Baton: durable background jobs. Every command takes --database (default $BATON_DATABASE_URL, else sqlite:./baton.db).')
     .option('--verbose', 'on an error, print its stack trace too (as BATON_LOG_LEVEL=debug does)')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
+    .configureOutput(OUTPUT)
     .showSuggestionAfterError(true);
   for (const command of [
     workerCommand(),
@@ -30,7 +36,7 @@ export function createProgram(): Command {
     migrateCommand(),
     demoCommand(),
   ]) {
-    program.addCommand(command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text) }));
+    program.addCommand(command.exitOverride().configureOutput(OUTPUT));
   }
   return program;
 }

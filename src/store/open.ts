@@ -27,6 +27,7 @@ export function openStore(url: string, onError?: (error: unknown, where: string)
       throw new ConfigError(`database URL ${JSON.stringify(redact(url))} is malformed`);
     }
     const schema = parsed.searchParams.get('schema') ?? undefined;
+    if (schema === '') throw new ConfigError(`database URL ${JSON.stringify(redact(url))}: ?schema= is empty; name a schema or leave the parameter out (default "baton")`);
     parsed.searchParams.delete('schema');
     return new PostgresStore(parsed.toString(), { ...(schema ? { schema } : {}), ...(onError ? { onError } : {}) });
   }

@@ -185,14 +185,20 @@ export class JobRun {
         return;
       }
       const reason = first.kind === 'aborted' ? first.r : (signal.reason as Error);
+      // The last throttled progress is written before the outcome (writes are fenced:
+      // after the outcome they would be refused).
+      const flushed = () => flush().catch(() => undefined);
       if (reason instanceof TimeoutError) {
+        await flushed();
         await this.#fail(reason);
         await this.#waitSettled(handler, deps.abortGrace);
       } else if (reason instanceof CancelledError) {
         await this.#waitSettled(handler, deps.cancelGrace);
+        await flushed();
         await this.#cancelled(reason);
       } else if (reason instanceof ShutdownError) {
         const settled = await this.#waitSettled(handler, deps.abortGrace);
+        await flushed();
         if (settled?.ok) await this.#complete(settled.value);
         else if (settled) await this.#release();
         // not settled: the shutdown releases it (step 4)

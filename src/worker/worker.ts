@@ -71,7 +71,8 @@ export class Worker {
         store: deps.store,
         completer: new Completer(deps.store, clock, logger),
         clock,
-        logger,
+        // Runs bind `component: 'job'` themselves; one component key per line.
+        logger: (options.logger ?? deps.logger).child({ workerId: this.id }),
         events: this.#events,
         workerId: this.id,
         payloadLimit: deps.payloadLimit,

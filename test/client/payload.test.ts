@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAYLOAD_LIMIT, PayloadTooLargeError, ValidationError, defineTask, type Baton, type Worker } from 'baton';
+import { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH, PayloadTooLargeError, ValidationError, defineTask, type Baton, type Worker } from 'baton';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 import { canonicalJson, createKit, sha256 } from '../fixtures/kit.js';
@@ -326,3 +326,22 @@ async function refusedBeforeIoTooLarge(s: Setup, payload: unknown): Promise<Payl
   expect(await s.baton.listJobs()).toEqual([]);
   return error as PayloadTooLargeError;
 }
+
+describe('C22: nesting depth', () => {
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses deeper payloads with a ValidationError, not a stack overflow`, async () => {
+    const baton = await openBaton();
+    const nest = (levels: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = i % 2 ? { a: value } : [value];
+      return value;
+    };
+    const job = await baton.enqueue('deep', nest(MAX_JSON_DEPTH));
+    expect(JSON.stringify(job.payload)).toBe(JSON.stringify(nest(MAX_JSON_DEPTH)));
+    for (const levels of [MAX_JSON_DEPTH + 1, 5000, 50_000]) {
+      const error = await baton.enqueue('deep', nest(levels)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toContain(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    expect(await baton.listJobs()).toHaveLength(1);
+  });
+});

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { StopSummary } from 'baton';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { spawnClient } from '../helpers/client.js';
-import { collectEvents, waitForEvent } from '../helpers/events.js';
+import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
 
 /**
@@ -55,8 +55,10 @@ describe('C01: stop() waits for the running job', () => {
     worker.on('worker:stopped', () => order.push('stopped'));
     await worker.start();
 
+    // A runs until its gate opens (after B and B2 are enqueued), however loaded the machine is.
+    const gate = join(db.dir, 'gate-a');
     const claimed = waitForEvent(worker, 'job:claimed');
-    const a = await baton.enqueue(kit.sleepy, { ms: 2500 });
+    const a = await baton.enqueue(kit.gated, { path: gate });
     await claimed;
     const other = await parkedEnqueue(db.url, db.dir, 'sleepy', { ms: 100 });
 
@@ -70,6 +72,7 @@ describe('C01: stop() waits for the running job', () => {
     // B from another process and B2 from this one (a local enqueue normally wakes the worker).
     const b = await other.go();
     const b2 = await baton.enqueue(kit.sleepy, { ms: 100 });
+    writeFileSync(gate, '');
     const { summary, at: stoppedAt } = await stopped;
 
     expect(order).toEqual([`claimed:${a.id}`, `completed:${a.id}`, 'stopped', 'stop resolved']);
@@ -95,13 +98,17 @@ describe('C01: stop() waits for the running job', () => {
   it('C01 (worker process, SIGTERM): exits 0 after A completes; "stopped" comes after A; B stays queued', async () => {
     const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
     const worker = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 2, pollInterval: 500, drainTimeout: 30_000 } });
-    const a = await baton.enqueue(kit.sleepy, { ms: 2500 });
+    // A runs until the test opens its gate, so it is surely still running at SIGTERM however
+    // loaded the machine is; the gate opens once B has been enqueued during the drain.
+    const gate = join(db.dir, 'gate-a');
+    const a = await baton.enqueue(kit.gated, { path: gate });
     await worker.waitForEvent('job:claimed', a.id);
     const other = await parkedEnqueue(db.url, db.dir, 'sleepy', { ms: 100 });
 
     worker.kill('SIGTERM');
     await worker.waitForEvent('worker:stopping');
     const b = await other.go();
+    writeFileSync(gate, '');
     const exit = await worker.exited;
 
     expect(exit).toEqual({ code: 0, signal: null });
@@ -248,7 +255,8 @@ describe('C03: a job outliving the grace period is released before the worker ex
       expect(now.attempt).toBe(1);
       expect(now.maxAttempts).toBe(1);
       expect(now.errors).toEqual([]);
-      const rows = ledger.rows(job.id);
+      // W2's handler writes its ledger row just after the claim is reported.
+      const rows = (await until(() => (ledger.rows(job.id).length === 2 ? ledger.rows(job.id) : null), 'W2 started the job'))!;
       expect(rows.map((r) => r.pid)).toEqual([w1.pid, w2.pid]);
       expect(rows.map((r) => r.attempt)).toEqual([1, 1]);
       expect(rows.filter((r) => r.finishedAt !== null).length).toBeLessThanOrEqual(1);
