@@ -14,6 +14,11 @@ import { instrumentStore, type StoreObserver } from './store/instrumented.js';
 import { openStore } from './store/open.js';
 import type { QueueCount, Store } from './store/store.js';
 import { Worker } from './worker/worker.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { serviceAdmin, type ServiceAdmin } from './lease/service-admin.js';
+import { withLock, type LockContext, type LockOptions } from './lease/with-lock.js';
+import { defineSchedule, scheduleAdmin, upsertSchedule, type ScheduleAdmin, type ScheduleInfo, type ScheduleOptions } from './schedule/schedule.js';
 import type { WorkerOptions } from './worker/options.js';
 
 /** The handle `createBaton` returns: client operations, workers, and close. */
@@ -47,6 +52,22 @@ export interface Baton {
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
   /** Creates a worker (not started); `worker.start()` begins claiming. @throws ConfigError */
   worker(options: WorkerOptions): Worker;
+  /**
+   * Runs `fn` holding the named distributed lock (see LockOptions): renewed while fn
+   * runs, fn's signal aborts if it is lost, released on return or throw.
+   * @throws LockBusyError (held elsewhere; names holder and until when); LeaseLostError; fn's error
+   */
+  withLock<T>(name: string, options: LockOptions, fn: (lock: LockContext) => Promise<T>): Promise<T>;
+  /**
+   * Stores a recurring schedule (idempotent upsert: re-declaring it keeps its pending
+   * next run unless the cadence changed). Ticked by workers with the scheduler on.
+   * @throws ConfigError (invalid cron, time zone, option); ValidationError (payload)
+   */
+  schedule(name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
+  /** List, pause, resume, trigger and remove stored schedules. */
+  readonly schedules: ScheduleAdmin;
+  /** List, pause, resume and trigger services. */
+  readonly services: ServiceAdmin;
   /** Client events of this process (`job:enqueued`). */
   on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): () => void;
   /** Stops every worker it created (graceful), then closes the store. */
@@ -84,7 +105,14 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   const workers = new Set<Worker>();
   let closing: Promise<void> | undefined;
 
+  const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const scheduleDeps = { store, clock, payloadLimit: o.payloadLimit };
+
   const baton: Baton = {
+    withLock: (name, options, fn) => withLock({ store, clock, logger: logger.child({ component: 'lock' }), owner }, name, options, fn),
+    schedule: async (name, options) => (await upsertSchedule(scheduleDeps, defineSchedule(name, options))).schedule,
+    schedules: scheduleAdmin(scheduleDeps),
+    services: serviceAdmin({ store, clock, wake: () => workers.forEach((w) => w.wakeServices()) }),
     store,
     logger,
     clock,

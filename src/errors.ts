@@ -115,6 +115,24 @@ export class StoreError extends BatonError {
   }
 }
 
+/**
+ * `withLock` found the lock held by another owner (and was told not to wait, or its
+ * wait timed out). `holder` and `until` say who holds it and until when its lease runs.
+ */
+export class LockBusyError extends BatonError {
+  readonly lock: string;
+  readonly holder: string;
+  readonly until: Date;
+  constructor(lock: string, holder: string, until: Date, waitedMs?: number) {
+    const waited = waitedMs === undefined ? '' : ` (waited ${waitedMs} ms)`;
+    super('lock_busy', `lock "${lock}" is held by ${holder} until ${until.toISOString()}${waited}`);
+    this.lock = lock;
+    this.holder = holder;
+    this.until = until;
+    mark(this, brand('LockBusyError').key);
+  }
+}
+
 /** Thrown by a handler to fail the job at once, without further attempts. */
 export class NonRetryableError extends BatonError {
   constructor(message: string, options?: { cause?: unknown }) {

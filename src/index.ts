@@ -19,6 +19,11 @@ export type { JobContext } from './worker/context.js';
 export type { ForEachOptions, ForEachResult } from './worker/for-each.js';
 export type { WorkerEvents, ClientEvents, StopSummary } from './observe/events.js';
 export { sleep, systemClock, type Clock } from './clock.js';
+export { defineSchedule, type Schedule, type ScheduleOptions, type ScheduleInfo, type ScheduleAdmin, type CatchUp } from './schedule/schedule.js';
+export { parseCadence, type Cadence, type ParsedCadence } from './schedule/cron.js';
+export { defineService, type Service, type ServiceOptions, type ServiceContext } from './lease/service.js';
+export type { ServiceInfo, ServiceAdmin } from './lease/service-admin.js';
+export type { LockOptions, LockContext } from './lease/with-lock.js';
 export {
   BatonError,
   ValidationError,
@@ -33,5 +38,6 @@ export {
   ShutdownError,
   TimeoutError,
   LeaseLostError,
+  LockBusyError,
   type ValidationIssue,
 } from './errors.js';

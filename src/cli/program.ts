@@ -6,6 +6,9 @@ import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { retryCommand } from './commands/retry.js';
+import { scheduleCommand } from './commands/schedule.js';
+import { schedulesCommand } from './commands/schedules.js';
+import { servicesCommand } from './commands/services.js';
 import { workerCommand } from './commands/worker.js';
 
 /** Commander's own messages go to stderr, its errors in the CLI's one-line `baton: …` form. */
@@ -33,6 +36,9 @@ export function createProgram(): Command {
     retryCommand(),
     jobsCommand(),
     jobCommand(),
+    schedulesCommand(),
+    scheduleCommand(),
+    servicesCommand(),
     migrateCommand(),
     demoCommand(),
   ]) {

@@ -65,6 +65,10 @@ export interface Job<Payload = Json, Result = Json> {
   finishedAt: Date | null;
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
+  /** The recurring schedule that enqueued it, else null. */
+  scheduleName: string | null;
+  /** The schedule tick it runs for; null for other jobs and for a schedule's "trigger now". */
+  scheduledFor: Date | null;
 }
 
 /** A job claimed by a worker, with the fencing token of this claim. */

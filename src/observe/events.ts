@@ -43,6 +43,23 @@ export interface WorkerEvents {
   'lease:lost': { job: ClaimedJob };
   /** A write of a run that no longer owns the job was refused by the fencing token. */
   'write:dropped': { job: ClaimedJob; op: string };
+  /** This worker won a schedule's compare-and-set and enqueued these ticks' jobs (one per tick, oldest first). */
+  'schedule:enqueued': { schedule: string; jobs: Job[]; scheduledFor: Date[] };
+  /**
+   * This worker found the schedule due but another instance advanced it first (the
+   * compare-and-set failed): nothing was enqueued by this worker for `scheduledFor`.
+   */
+  'schedule:skipped': { schedule: string; scheduledFor: Date[] };
+  /** Ticks missed during downtime and not enqueued (catchUp none/latest, or beyond catchUpLimit). */
+  'schedule:missed': { schedule: string; missed: number; from: Date; to: Date };
+  /** This worker holds the service's lease and starts a run. */
+  'service:started': { service: string; fencingToken: number; lastRunAt: Date | null };
+  /** A run returned; its outcome is stored. `nextRunAt` null: not again until triggered. */
+  'service:completed': { service: string; fencingToken: number; nextRunAt: Date | null; durationMs: number };
+  /** A run threw; stored as the last error, retried at `retryAt`. */
+  'service:failed': { service: string; fencingToken: number; error: unknown; message: string; retryAt: Date };
+  /** A run's signal fired (LeaseLostError, ShutdownError): its outcome is not stored. */
+  'service:aborted': { service: string; fencingToken: number; reason: Error };
 }
 
 /** Client events, emitted by `createBaton()`'s client in this process. */

@@ -11,7 +11,7 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
   let busy = 0;
   for (const run of state.runs) if (!run.slotFree) busy++;
   const free = state.options.concurrency - busy;
-  if (state.stopping || free <= 0) return 0;
+  if (state.stopping || free <= 0 || state.tasks.size === 0) return 0;
   const claimed = await state.store.jobClaim({
     workerId: state.options.workerId,
     tasks: [...state.tasks.keys()],

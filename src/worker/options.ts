@@ -5,12 +5,17 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import { isTask, type AnyTask } from '../job/task.js';
+import { isService, type Service } from '../lease/service.js';
+import { isSchedule, type Schedule } from '../schedule/schedule.js';
 
 const ms = (min = 1) => z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(min, `must be at least ${min} ms`).max(2_147_483_647);
 
 const schema = z
   .object({
-    tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).min(1, 'give at least one task'),
+    tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')),
+    services: z.array(z.custom<Service>(isService, 'must be services made by defineService')).optional(),
+    schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
+    scheduler: z.boolean().optional(),
     queues: z.array(z.string().min(1)).min(1).optional(),
     concurrency: z.number().int().min(1).max(1000).optional(),
     pollInterval: ms(10).optional(),
@@ -31,8 +36,20 @@ const schema = z
 
 /** Options of `baton.worker(…)`. Durations are ms; `undefined` means the default. */
 export interface WorkerOptions {
-  /** The tasks this worker runs; it claims only these. */
+  /** The tasks this worker runs; it claims only these. May be empty when it has services or schedules. */
   tasks: AnyTask[];
+  /** Services this worker runs (on whichever worker holds each one's lease). @defaultValue [] */
+  services?: Service[];
+  /**
+   * Schedules declared in code: stored (idempotent upsert) when the worker starts.
+   * Giving any turns the scheduler on. @defaultValue []
+   */
+  schedules?: Schedule[];
+  /**
+   * Enqueue the due ticks of every stored schedule (exactly once per tick across
+   * instances, whichever tick). @defaultValue true when `schedules` is given, else false
+   */
+  scheduler?: boolean;
   /** Queues to claim from. @defaultValue ['default'] */
   queues?: string[];
   /** Jobs run at once. 1..1000. @defaultValue 10 */
@@ -84,6 +101,18 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (heartbeatInterval >= leaseTtl) {
     throw new ConfigError(`worker option heartbeatInterval (${heartbeatInterval} ms) must be below leaseTtl (${leaseTtl} ms)`);
   }
+  const services = o.services ?? [];
+  const schedules = o.schedules ?? [];
+  if (o.tasks.length === 0 && services.length === 0 && schedules.length === 0 && !o.scheduler) {
+    throw new ConfigError('worker option tasks: give at least one task (or services, schedules or scheduler: true)');
+  }
+  for (const [what, list] of [['services', services], ['schedules', schedules]] as const) {
+    const seen = new Set<string>();
+    for (const item of list) {
+      if (seen.has(item.name)) throw new ConfigError(`worker option ${what}: two are named "${item.name}"`);
+      seen.add(item.name);
+    }
+  }
   const names = new Set<string>();
   for (const task of o.tasks) {
     if (names.has(task.name)) throw new ConfigError(`worker option tasks: two tasks are named "${task.name}"`);
@@ -91,6 +120,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   return {
     tasks: o.tasks,
+    services,
+    schedules,
+    scheduler: o.scheduler ?? schedules.length > 0,
     queues: o.queues ?? ['default'],
     concurrency: o.concurrency ?? 10,
     pollInterval: o.pollInterval ?? 1000,

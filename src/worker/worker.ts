@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { TypedEmitter, type StopSummary, type WorkerEvents } from '../observe/events.js';
 import type { Store } from '../store/store.js';
+import { ServiceRunner } from '../lease/service.js';
+import { Scheduler } from '../schedule/scheduler.js';
+import { upsertSchedule } from '../schedule/schedule.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
@@ -41,6 +44,8 @@ export class Worker {
   readonly #heartbeat: Loop;
   readonly #cancels: Loop;
   readonly #rescue: Loop;
+  readonly #scheduler: Scheduler | undefined;
+  readonly #services: ServiceRunner[];
   #unsubscribe: Array<() => void> = [];
   #started = false;
   /** A ref'd timer that keeps the process alive from start() until stop() has finished (every loop timer is unref'd). */
@@ -95,6 +100,21 @@ export class Worker {
     this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, () => heartbeat(this.#state), onError);
     this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, () => pollCancelRequests(this.#state), onError);
     this.#rescue = new Loop('rescue', o.rescueInterval, () => rescueExpired(this.#state), onError);
+    let schedulerFailures = 0;
+    this.#scheduler = o.scheduler
+      ? new Scheduler({ store: deps.store, clock, logger, events: this.#events, workerId: this.id, onError: (error) => onError('scheduler', error, ++schedulerFailures) })
+      : undefined;
+    this.#services = o.services.map((service) => {
+      let failures = 0;
+      return new ServiceRunner(service, {
+        store: deps.store,
+        clock,
+        logger: logger.child({ service: service.name }),
+        events: this.#events,
+        owner: this.id,
+        onError: (error) => onError(`service:${service.name}`, error, ++failures),
+      });
+    });
   }
 
   #wakeScheduled = false;
@@ -122,12 +142,26 @@ export class Worker {
     return this.#state.runs.size;
   }
 
-  /** Starts the loops and claims at once. Calling it twice is harmless. */
+  /**
+   * Stores the declared schedules (idempotent upsert), starts the loops, the
+   * scheduler and the services, and claims at once. Calling it twice is harmless.
+   * @throws ValidationError when a declared schedule's payload fails its task's schema; StoreError
+   */
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
+    try {
+      for (const schedule of this.options.schedules) {
+        await upsertSchedule({ store: this.#state.store, clock: this.#state.clock, payloadLimit: this.#deps.payloadLimit }, schedule);
+      }
+    } catch (error) {
+      this.#started = false;
+      throw error;
+    }
     this.#keepAlive = setInterval(() => undefined, 2_147_483_647);
     for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescue]) loop.start();
+    this.#scheduler?.start();
+    for (const runner of this.#services) runner.start();
     this.#unsubscribe.push(this.#deps.onLocalEnqueue(this.#wake));
     this.#unsubscribe.push(
       this.#state.store.watchChanges({
@@ -163,6 +197,10 @@ export class Worker {
     this.#events.emit('worker:stopping', { workerId: this.id, running: state.runs.size });
     state.logger.info({ running: state.runs.size }, 'worker stopping: draining running jobs');
     for (const off of this.#unsubscribe) off();
+    // Services are aborted at once (ShutdownError) and their leases released, so
+    // another instance takes over without waiting for a lease to expire.
+    const servicesStopped = Promise.all(this.#services.map((runner) => runner.stop(this.options.abortGrace)));
+    await this.#scheduler?.stop();
     await this.#fetch.stop();
     await this.#rescue.stop();
     let summary: StopSummary;
@@ -172,6 +210,7 @@ export class Worker {
       state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
       summary = { finished: 0, released: 0, abandoned: [...state.runs].filter((r) => !r.settled).length };
     }
+    await servicesStopped;
     await this.#heartbeat.stop();
     await this.#cancels.stop();
     state.logger.info(summary, 'worker stopped');
@@ -180,8 +219,22 @@ export class Worker {
     return summary;
   }
 
+  /** Makes this worker's services look at their rows now (after a trigger or resume). */
+  wakeServices(): void {
+    for (const runner of this.#services) runner.wake();
+  }
+
   /** Test hooks: run one pass of a background loop now. */
   readonly loops = {
+    /** One scheduler pass at `now` (default: the clock); returns the earliest next run. Works whether or not the scheduler is on. */
+    scheduler: (now?: number) =>
+      (this.#scheduler ?? new Scheduler({ store: this.#state.store, clock: this.#state.clock, logger: this.#state.logger, events: this.#events, workerId: this.id, onError: () => undefined })).runOnce(now),
+    /** One pass of the named service's runner; returns the ms it would sleep. */
+    service: (name: string) => {
+      const runner = this.#services.find((r) => r.service.name === name);
+      if (!runner) throw new Error(`this worker runs no service "${name}"`);
+      return runner.runOnce();
+    },
     fetch: () => this.#fetch.runOnce(),
     heartbeat: () => this.#heartbeat.runOnce(),
     cancelPoll: () => this.#cancels.runOnce(),

@@ -49,11 +49,12 @@ export function workerCommand(): Command {
     .option('--cancel-grace <ms>', 'time a cancelled job gets before it is recorded cancelled anyway (default: 5000)', milliseconds)
     .option('--lease-ttl <ms>', 'lease length; a crashed worker\'s jobs are taken over after it (default: 30000)', milliseconds)
     .option('--poll-interval <ms>', 'safety-net poll for due jobs (default: 1000)', milliseconds)
+    .option('--no-scheduler', 'do not enqueue the ticks of stored schedules (on by default, exactly once per tick across workers)')
     .option('--json', 'print one JSON line per job event on stdout')
-    .action(async (flags: WorkerFlags) => {
+    .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       const tasks = await loadTasks(flags.tasks);
       const baton = await openBaton({ database: flags.database, tasks }, 'info');
-      const options: WorkerOptions = { tasks };
+      const options: WorkerOptions = { tasks, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
       if (flags.queue) options.queues = flags.queue;
       if (flags.drainTimeout !== undefined) options.drainTimeout = flags.drainTimeout;

@@ -25,6 +25,8 @@ export interface PgJobRow {
   lease_owner: string | null;
   lease_expires_at: Date | null;
   lease_token: number;
+  schedule_name: string | null;
+  scheduled_for: Date | null;
 }
 
 /** Maps a row to the public Job shape. */
@@ -52,6 +54,8 @@ export function pgRowToJob(row: PgJobRow): Job {
     finishedAt: row.finished_at,
     leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at,
+    scheduleName: row.schedule_name ?? null,
+    scheduledFor: row.scheduled_for ?? null,
   };
 }
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { ConfigError, ConflictError } from '../../errors.js';
-import type { Progress, TransactionClient } from '../../job/types.js';
+import type { Job, Progress, TransactionClient } from '../../job/types.js';
 import type { Migration } from '../migration.js';
 import type {
   CancelOutcome,
@@ -9,16 +9,22 @@ import type {
   InsertedJob,
   JobFilter,
   Lease,
+  LeaseAcquireResult,
+  LeaseRecord,
   LeaseReport,
   NewJob,
   QueueCount,
   RescueReport,
+  ScheduleDefinitionRow,
+  ScheduleRecord,
+  ServiceRecord,
   Store,
   StoredError,
 } from '../store.js';
 import { migrations as postgresMigrations } from './migrations/index.js';
 import { PgListener } from './listener.js';
 import { pgRowToClaimedJob, pgRowToJob, type PgJobRow } from './rows.js';
+import { pgRowToSchedule, pgRowToService, type PgScheduleRow, type PgServiceRow } from './schedule-rows.js';
 
 /** Options of the PostgreSQL driver. */
 export interface PostgresStoreOptions {
@@ -379,6 +385,191 @@ export class PostgresStore implements Store {
       WHERE $1::text IS NULL OR left(queue, length($1)) = $1
       GROUP BY queue, state ORDER BY queue, state`, [queuePrefix ?? null]);
     return rows.map((r) => ({ queue: r.queue, state: r.state, count: Number(r.count) }));
+  }
+
+  async leaseAcquire({ name, owner, ttlMs, now }: { name: string; owner: string; ttlMs: number; now: number }): Promise<LeaseAcquireResult> {
+    // The upsert takes the row lock, so two acquirers serialize; the loser's WHERE sees
+    // the winner's live lease. A holder that releases between our upsert and our read
+    // makes us try again.
+    for (let round = 0; ; round++) {
+      const rows = await this.#query<{ token: string; expires_at: Date }>('lease_acquire', `
+        INSERT INTO :schema.leases AS l (name, owner, token, expires_at) VALUES ($1, $2, 1, $3)
+        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = l.token + 1, expires_at = excluded.expires_at
+          WHERE l.owner IS NULL OR l.expires_at <= $4
+        RETURNING token, expires_at`, [name, owner, date(now + ttlMs), date(now)]);
+      if (rows[0]) return { acquired: true, token: Number(rows[0].token), expiresAt: rows[0].expires_at.getTime() };
+      const held = (await this.#query<{ owner: string | null; expires_at: Date | null }>('lease_holder', 'SELECT owner, expires_at FROM :schema.leases WHERE name = $1', [name]))[0];
+      if (held?.owner && held.expires_at && held.expires_at.getTime() > now) return { acquired: false, owner: held.owner, expiresAt: held.expires_at.getTime() };
+      if (round === 5) throw new ConflictError(`lease "${name}" changed hands 5 times during one acquire`);
+    }
+  }
+
+  async leaseRenew({ name, owner, token, ttlMs, now }: { name: string; owner: string; token: number; ttlMs: number; now: number }) {
+    const rows = await this.#query('lease_renew', 'UPDATE :schema.leases SET expires_at = $4 WHERE name = $1 AND owner = $2 AND token = $3 RETURNING 1', [
+      name,
+      owner,
+      token,
+      date(now + ttlMs),
+    ]);
+    return rows.length === 1;
+  }
+
+  async leaseRelease({ name, owner, token }: { name: string; owner: string; token: number }) {
+    const rows = await this.#query('lease_release', 'UPDATE :schema.leases SET owner = NULL, expires_at = NULL WHERE name = $1 AND owner = $2 AND token = $3 RETURNING 1', [
+      name,
+      owner,
+      token,
+    ]);
+    return rows.length === 1;
+  }
+
+  async leaseGet({ name }: { name: string }): Promise<LeaseRecord | null> {
+    const row = (await this.#query<{ name: string; owner: string | null; token: string; expires_at: Date | null }>('lease_get', 'SELECT * FROM :schema.leases WHERE name = $1', [name]))[0];
+    return row ? { name: row.name, owner: row.owner, token: Number(row.token), expiresAt: row.expires_at?.getTime() ?? null } : null;
+  }
+
+  async serviceEnsure({ name, now }: { name: string; now: number }): Promise<ServiceRecord> {
+    await this.#query('service_ensure', 'INSERT INTO :schema.services (name, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (name) DO NOTHING', [name, date(now)]);
+    return (await this.serviceGet({ name }))!;
+  }
+
+  async serviceGet({ name }: { name: string }): Promise<ServiceRecord | null> {
+    const row = (await this.#query<PgServiceRow>('service_get', `SELECT s.*, l.owner AS holder, l.expires_at AS holder_until FROM :schema.services s
+      LEFT JOIN :schema.leases l ON l.name = 'service:' || s.name WHERE s.name = $1`, [name]))[0];
+    return row ? pgRowToService(row) : null;
+  }
+
+  async serviceList({ now }: { now: number }): Promise<ServiceRecord[]> {
+    const rows = await this.#query<PgServiceRow>('service_list', `SELECT s.*, CASE WHEN l.expires_at > $1 THEN l.owner END AS holder,
+        CASE WHEN l.expires_at > $1 THEN l.expires_at END AS holder_until
+      FROM :schema.services s LEFT JOIN :schema.leases l ON l.name = 'service:' || s.name ORDER BY s.name`, [date(now)]);
+    return rows.map(pgRowToService);
+  }
+
+  async serviceRecord(p: { name: string; leaseName: string; token: number; lastRunAt: number; nextRunAt: number | null; error: string | null; now: number }) {
+    const rows = await this.#query('service_record', `UPDATE :schema.services SET
+        last_run_at = CASE WHEN $5::text IS NULL THEN $3::timestamptz ELSE last_run_at END,
+        next_run_at = $4,
+        last_error = coalesce($5::text, last_error),
+        last_error_at = CASE WHEN $5::text IS NULL THEN last_error_at ELSE $6 END,
+        failures = CASE WHEN $5::text IS NULL THEN 0 ELSE failures + 1 END,
+        updated_at = $6
+      WHERE name = $1 AND EXISTS (SELECT 1 FROM :schema.leases WHERE name = $2 AND token = $7 AND owner IS NOT NULL FOR SHARE)
+      RETURNING 1`, [p.name, p.leaseName, date(p.lastRunAt), p.nextRunAt === null ? null : date(p.nextRunAt), p.error, date(p.now), p.token]);
+    return rows.length === 1;
+  }
+
+  async serviceSetPaused({ name, paused, now }: { name: string; paused: boolean; now: number }) {
+    return (await this.#query('service_pause', 'UPDATE :schema.services SET paused = $2, updated_at = $3 WHERE name = $1 RETURNING 1', [name, paused, date(now)])).length === 1;
+  }
+
+  async serviceTrigger({ name, now }: { name: string; now: number }) {
+    return (await this.#query('service_trigger', 'UPDATE :schema.services SET next_run_at = $2, updated_at = $2 WHERE name = $1 RETURNING 1', [name, date(now)])).length === 1;
+  }
+
+  async scheduleUpsert({ schedule: d, nextRunAt, now }: { schedule: ScheduleDefinitionRow; nextRunAt: number | null; now: number }) {
+    const row = (await this.#query<PgScheduleRow & { inserted: boolean }>('schedule_upsert', `
+      INSERT INTO :schema.schedules AS s (name, cron, every_ms, timezone, task, payload, queue, priority, max_attempts, timeout_ms,
+        catch_up, catch_up_limit, next_run_at, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+      ON CONFLICT (name) DO UPDATE SET
+        next_run_at = CASE WHEN s.cron IS NOT DISTINCT FROM excluded.cron AND s.every_ms IS NOT DISTINCT FROM excluded.every_ms
+          AND s.timezone = excluded.timezone THEN s.next_run_at ELSE excluded.next_run_at END,
+        cron = excluded.cron, every_ms = excluded.every_ms, timezone = excluded.timezone, task = excluded.task,
+        payload = excluded.payload, queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
+        timeout_ms = excluded.timeout_ms, catch_up = excluded.catch_up, catch_up_limit = excluded.catch_up_limit,
+        updated_at = excluded.updated_at
+      RETURNING *, (xmax = 0) AS inserted`, [
+      d.name, d.cron, d.everyMs, d.timezone, d.task, d.payload, d.queue, d.priority, d.maxAttempts, d.timeoutMs,
+      d.catchUp, d.catchUpLimit, nextRunAt === null ? null : date(nextRunAt), date(now),
+    ]))[0]!;
+    return { schedule: pgRowToSchedule(row), created: row.inserted };
+  }
+
+  async scheduleGet({ name }: { name: string }): Promise<ScheduleRecord | null> {
+    const row = (await this.#query<PgScheduleRow>('schedule_get', 'SELECT * FROM :schema.schedules WHERE name = $1', [name]))[0];
+    return row ? pgRowToSchedule(row) : null;
+  }
+
+  async scheduleList(_params: { now?: number }): Promise<ScheduleRecord[]> {
+    return (await this.#query<PgScheduleRow>('schedule_list', 'SELECT * FROM :schema.schedules ORDER BY name')).map(pgRowToSchedule);
+  }
+
+  async scheduleDue({ now, limit }: { now: number; limit: number }) {
+    const due = await this.#query<PgScheduleRow>('schedule_due', `SELECT * FROM :schema.schedules
+      WHERE NOT paused AND next_run_at <= $1 ORDER BY next_run_at, name LIMIT $2`, [date(now), limit]);
+    const earliest = (await this.#query<{ t: Date | null }>('schedule_earliest', 'SELECT min(next_run_at) AS t FROM :schema.schedules WHERE NOT paused'))[0]?.t ?? null;
+    return { due: due.map(pgRowToSchedule), earliest: earliest?.getTime() ?? null };
+  }
+
+  async scheduleAdvance(p: {
+    name: string;
+    expectedNextRunAt: number;
+    nextRunAt: number | null;
+    jobs: Array<NewJob & { scheduledFor: number }>;
+    workerId: string;
+    now: number;
+  }): Promise<{ advanced: boolean; jobs: Job[] }> {
+    const lastTick = p.jobs.length > 0 ? Math.max(...p.jobs.map((j) => j.scheduledFor)) : null;
+    return this.#transaction(async (client) => {
+      // The compare-and-set: the row lock serializes racing instances; the losers'
+      // WHERE no longer matches once the winner committed the new next_run_at.
+      const moved = await client.query(this.#sql(`UPDATE :schema.schedules SET next_run_at = $3, last_run_at = coalesce($4, last_run_at),
+          last_worker = CASE WHEN $4::timestamptz IS NULL THEN last_worker ELSE $5 END, updated_at = $6
+        WHERE name = $1 AND next_run_at = $2 AND NOT paused`), [
+        p.name,
+        date(p.expectedNextRunAt),
+        p.nextRunAt === null ? null : date(p.nextRunAt),
+        lastTick === null ? null : date(lastTick),
+        p.workerId,
+        date(p.now),
+      ]);
+      if (moved.rowCount !== 1) return { advanced: false, jobs: [] };
+      if (p.jobs.length === 0) return { advanced: true, jobs: [] };
+      const rows = (await client.query<PgJobRow>(this.#sql(`
+        INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
+        SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, NULL, $9, $10, scheduled_for
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[])
+          AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for)
+        ORDER BY scheduled_for
+        ON CONFLICT DO NOTHING
+        RETURNING *`), [
+        p.jobs.map((j) => j.queue),
+        p.jobs.map((j) => j.task),
+        p.jobs.map((j) => j.payload),
+        p.jobs.map((j) => j.priority),
+        p.jobs.map((j) => date(j.runAt)),
+        p.jobs.map((j) => j.maxAttempts),
+        p.jobs.map((j) => j.timeoutMs),
+        p.jobs.map((j) => date(j.scheduledFor)),
+        date(p.now),
+        p.name,
+      ])).rows;
+      return { advanced: true, jobs: rows.map(pgRowToJob).sort((a, b) => a.id - b.id) };
+    });
+  }
+
+  async scheduleTrigger({ name, now }: { name: string; now: number }): Promise<Job | null> {
+    const row = (await this.#query<PgJobRow>('schedule_trigger', `
+      INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, created_at, schedule_name)
+      SELECT queue, task, payload, 'queued', priority, $2, max_attempts, timeout_ms, $2, name FROM :schema.schedules WHERE name = $1
+      RETURNING *`, [name, date(now)]))[0];
+    return row ? pgRowToJob(row) : null;
+  }
+
+  async scheduleSetPaused({ name, paused, nextRunAt, now }: { name: string; paused: boolean; nextRunAt: number | null; now: number }) {
+    const rows = paused
+      ? await this.#query('schedule_pause', 'UPDATE :schema.schedules SET paused = true, updated_at = $2 WHERE name = $1 RETURNING 1', [name, date(now)])
+      : await this.#query('schedule_resume', 'UPDATE :schema.schedules SET paused = false, next_run_at = $3, updated_at = $2 WHERE name = $1 RETURNING 1', [
+          name,
+          date(now),
+          nextRunAt === null ? null : date(nextRunAt),
+        ]);
+    return rows.length === 1;
+  }
+
+  async scheduleRemove({ name }: { name: string }) {
+    return (await this.#query('schedule_remove', 'DELETE FROM :schema.schedules WHERE name = $1 RETURNING 1', [name])).length === 1;
   }
 
   watchChanges({ listener }: { intervalMs: number; listener: () => void }): () => void {

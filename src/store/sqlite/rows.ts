@@ -25,6 +25,8 @@ export interface JobRow {
   lease_owner: string | null;
   lease_expires_at: number | null;
   lease_token: number;
+  schedule_name: string | null;
+  scheduled_for: number | null;
 }
 
 const date = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
@@ -55,6 +57,8 @@ export function rowToJob(row: JobRow): Job {
     finishedAt: date(row.finished_at),
     leaseOwner: row.lease_owner,
     leaseExpiresAt: date(row.lease_expires_at),
+    scheduleName: row.schedule_name ?? null,
+    scheduledFor: date(row.scheduled_for ?? null),
   };
 }
 

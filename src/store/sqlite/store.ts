@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ConfigError, ConflictError } from '../../errors.js';
-import type { Progress, TransactionClient } from '../../job/types.js';
+import type { Job, Progress, TransactionClient } from '../../job/types.js';
 import type { Migration } from '../migration.js';
 import type {
   CancelOutcome,
@@ -10,15 +10,21 @@ import type {
   InsertedJob,
   JobFilter,
   Lease,
+  LeaseAcquireResult,
+  LeaseRecord,
   LeaseReport,
   NewJob,
   QueueCount,
   RescueReport,
+  ScheduleDefinitionRow,
+  ScheduleRecord,
+  ServiceRecord,
   Store,
   StoredError,
 } from '../store.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+import { rowToSchedule, rowToService, type ScheduleRow, type ServiceRow } from './schedule-rows.js';
 
 /** Options of the SQLite driver. */
 export interface SqliteStoreOptions {
@@ -282,6 +288,172 @@ export class SqliteStore implements Store {
     return this.#sql(`SELECT queue, state, count(*) AS count FROM jobs
       WHERE @prefix IS NULL OR substr(queue, 1, length(@prefix)) = @prefix
       GROUP BY queue, state ORDER BY queue, state`).all({ prefix: queuePrefix ?? null }) as QueueCount[];
+  }
+
+  async leaseAcquire({ name, owner, ttlMs, now }: { name: string; owner: string; ttlMs: number; now: number }): Promise<LeaseAcquireResult> {
+    return this.#db
+      .transaction((): LeaseAcquireResult => {
+        const row = this.#sql(`INSERT INTO leases (name, owner, token, expires_at) VALUES (@name, @owner, 1, @expires)
+          ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = leases.token + 1, expires_at = excluded.expires_at
+            WHERE leases.owner IS NULL OR leases.expires_at <= @now
+          RETURNING token, expires_at`).get({ name, owner, expires: now + ttlMs, now }) as { token: number; expires_at: number } | undefined;
+        if (row) return { acquired: true, token: row.token, expiresAt: row.expires_at };
+        const held = this.#sql('SELECT owner, expires_at FROM leases WHERE name = ?').get(name) as { owner: string; expires_at: number };
+        return { acquired: false, owner: held.owner, expiresAt: held.expires_at };
+      })
+      .immediate();
+  }
+
+  async leaseRenew({ name, owner, token, ttlMs, now }: { name: string; owner: string; token: number; ttlMs: number; now: number }) {
+    return this.#sql('UPDATE leases SET expires_at = @expires WHERE name = @name AND owner = @owner AND token = @token').run({
+      name,
+      owner,
+      token,
+      expires: now + ttlMs,
+    }).changes === 1;
+  }
+
+  async leaseRelease({ name, owner, token }: { name: string; owner: string; token: number }) {
+    return this.#sql('UPDATE leases SET owner = NULL, expires_at = NULL WHERE name = @name AND owner = @owner AND token = @token').run({
+      name,
+      owner,
+      token,
+    }).changes === 1;
+  }
+
+  async leaseGet({ name }: { name: string }): Promise<LeaseRecord | null> {
+    const row = this.#sql('SELECT name, owner, token, expires_at FROM leases WHERE name = ?').get(name) as
+      | { name: string; owner: string | null; token: number; expires_at: number | null }
+      | undefined;
+    return row ? { name: row.name, owner: row.owner, token: row.token, expiresAt: row.expires_at } : null;
+  }
+
+  async serviceEnsure({ name, now }: { name: string; now: number }): Promise<ServiceRecord> {
+    this.#sql('INSERT INTO services (name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(name, now, now);
+    return (await this.serviceGet({ name }))!;
+  }
+
+  async serviceGet({ name }: { name: string }): Promise<ServiceRecord | null> {
+    const row = this.#sql(`SELECT s.*, l.owner AS holder, l.expires_at AS holder_until FROM services s
+      LEFT JOIN leases l ON l.name = 'service:' || s.name WHERE s.name = ?`).get(name) as ServiceRow | undefined;
+    return row ? rowToService(row) : null;
+  }
+
+  async serviceList({ now }: { now: number }): Promise<ServiceRecord[]> {
+    const rows = this.#sql(`SELECT s.*, CASE WHEN l.expires_at > @now THEN l.owner END AS holder,
+        CASE WHEN l.expires_at > @now THEN l.expires_at END AS holder_until
+      FROM services s LEFT JOIN leases l ON l.name = 'service:' || s.name ORDER BY s.name`).all({ now }) as ServiceRow[];
+    return rows.map(rowToService);
+  }
+
+  async serviceRecord(p: { name: string; leaseName: string; token: number; lastRunAt: number; nextRunAt: number | null; error: string | null; now: number }) {
+    return this.#sql(`UPDATE services SET
+        last_run_at = CASE WHEN @error IS NULL THEN @lastRunAt ELSE last_run_at END,
+        next_run_at = @nextRunAt,
+        last_error = coalesce(@error, last_error),
+        last_error_at = CASE WHEN @error IS NULL THEN last_error_at ELSE @now END,
+        failures = CASE WHEN @error IS NULL THEN 0 ELSE failures + 1 END,
+        updated_at = @now
+      WHERE name = @name AND EXISTS (SELECT 1 FROM leases WHERE name = @leaseName AND token = @token AND owner IS NOT NULL)`).run(p).changes === 1;
+  }
+
+  async serviceSetPaused({ name, paused, now }: { name: string; paused: boolean; now: number }) {
+    return this.#sql('UPDATE services SET paused = ?, updated_at = ? WHERE name = ?').run(paused ? 1 : 0, now, name).changes === 1;
+  }
+
+  async serviceTrigger({ name, now }: { name: string; now: number }) {
+    return this.#sql('UPDATE services SET next_run_at = @now, updated_at = @now WHERE name = @name').run({ name, now }).changes === 1;
+  }
+
+  async scheduleUpsert({ schedule, nextRunAt, now }: { schedule: ScheduleDefinitionRow; nextRunAt: number | null; now: number }) {
+    return this.#db
+      .transaction(() => {
+        const existed = this.#sql('SELECT 1 FROM schedules WHERE name = ?').get(schedule.name) !== undefined;
+        const row = this.#sql(`INSERT INTO schedules (name, cron, every_ms, timezone, task, payload, queue, priority, max_attempts, timeout_ms,
+            catch_up, catch_up_limit, next_run_at, created_at, updated_at)
+          VALUES (@name, @cron, @everyMs, @timezone, @task, @payload, @queue, @priority, @maxAttempts, @timeoutMs,
+            @catchUp, @catchUpLimit, @nextRunAt, @now, @now)
+          ON CONFLICT (name) DO UPDATE SET
+            next_run_at = CASE WHEN schedules.cron IS excluded.cron AND schedules.every_ms IS excluded.every_ms
+              AND schedules.timezone = excluded.timezone THEN schedules.next_run_at ELSE excluded.next_run_at END,
+            cron = excluded.cron, every_ms = excluded.every_ms, timezone = excluded.timezone, task = excluded.task,
+            payload = excluded.payload, queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
+            timeout_ms = excluded.timeout_ms, catch_up = excluded.catch_up, catch_up_limit = excluded.catch_up_limit,
+            updated_at = excluded.updated_at
+          RETURNING *`).get({ ...schedule, nextRunAt, now }) as ScheduleRow;
+        return { schedule: rowToSchedule(row), created: !existed };
+      })
+      .immediate();
+  }
+
+  async scheduleGet({ name }: { name: string }): Promise<ScheduleRecord | null> {
+    const row = this.#sql('SELECT * FROM schedules WHERE name = ?').get(name) as ScheduleRow | undefined;
+    return row ? rowToSchedule(row) : null;
+  }
+
+  async scheduleList(_params: { now?: number }): Promise<ScheduleRecord[]> {
+    return (this.#sql('SELECT * FROM schedules ORDER BY name').all() as ScheduleRow[]).map(rowToSchedule);
+  }
+
+  async scheduleDue({ now, limit }: { now: number; limit: number }) {
+    const due = (this.#sql('SELECT * FROM schedules WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at, name LIMIT ?').all(now, limit) as ScheduleRow[]).map(
+      rowToSchedule,
+    );
+    const earliest = (this.#sql('SELECT min(next_run_at) AS t FROM schedules WHERE paused = 0').get() as { t: number | null }).t;
+    return { due, earliest };
+  }
+
+  async scheduleAdvance(p: {
+    name: string;
+    expectedNextRunAt: number;
+    nextRunAt: number | null;
+    jobs: Array<NewJob & { scheduledFor: number }>;
+    workerId: string;
+    now: number;
+  }): Promise<{ advanced: boolean; jobs: Job[] }> {
+    const insert = this.#sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
+      VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @scheduleName, @scheduledFor)
+      ON CONFLICT DO NOTHING RETURNING *`);
+    return this.#db
+      .transaction(() => {
+        const lastTick = p.jobs.length > 0 ? Math.max(...p.jobs.map((j) => j.scheduledFor)) : null;
+        const moved = this.#sql(`UPDATE schedules SET next_run_at = @nextRunAt, last_run_at = coalesce(@lastTick, last_run_at),
+            last_worker = CASE WHEN @lastTick IS NULL THEN last_worker ELSE @workerId END, updated_at = @now
+          WHERE name = @name AND next_run_at = @expected AND paused = 0`).run({
+          nextRunAt: p.nextRunAt,
+          lastTick,
+          workerId: p.workerId,
+          now: p.now,
+          name: p.name,
+          expected: p.expectedNextRunAt,
+        }).changes;
+        if (moved !== 1) return { advanced: false, jobs: [] };
+        const jobs: Job[] = [];
+        for (const job of p.jobs) {
+          const row = insert.get({ ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
+          if (row) jobs.push(rowToJob(row));
+        }
+        return { advanced: true, jobs };
+      })
+      .immediate();
+  }
+
+  async scheduleTrigger({ name, now }: { name: string; now: number }): Promise<Job | null> {
+    const row = this.#sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, created_at, schedule_name)
+      SELECT queue, task, payload, 'queued', priority, @now, max_attempts, timeout_ms, @now, name FROM schedules WHERE name = @name
+      RETURNING *`).get({ name, now }) as JobRow | undefined;
+    return row ? rowToJob(row) : null;
+  }
+
+  async scheduleSetPaused({ name, paused, nextRunAt, now }: { name: string; paused: boolean; nextRunAt: number | null; now: number }) {
+    const sql = paused
+      ? 'UPDATE schedules SET paused = 1, updated_at = @now WHERE name = @name'
+      : 'UPDATE schedules SET paused = 0, next_run_at = @nextRunAt, updated_at = @now WHERE name = @name';
+    return this.#sql(sql).run(paused ? { name, now } : { name, now, nextRunAt }).changes === 1;
+  }
+
+  async scheduleRemove({ name }: { name: string }) {
+    return this.#sql('DELETE FROM schedules WHERE name = ?').run(name).changes === 1;
   }
 
   /**

@@ -1,0 +1,77 @@
+import type { ParsedCadence } from './cron.js';
+import type { CatchUp } from './schedule.js';
+
+/**
+ * A due tick is "on time" when the scheduler sees it within this many ms of its
+ * time, and "missed" (downtime) when older; missed ticks follow the catchUp policy,
+ * on-time ticks are always enqueued. Generous, so a busy or briefly paused scheduler
+ * loses nothing under any policy.
+ */
+export const ON_TIME_GRACE_MS = 10_000;
+
+/** Ticks walked one by one before jumping near `now` (a schedule that was down for years). */
+const MAX_WALK = 10_000;
+
+/** What to do for one due schedule. */
+export interface TickPlan {
+  /** Ticks to enqueue, oldest first (ms since the epoch). */
+  enqueue: number[];
+  /** Due ticks not enqueued (missed ones under none/latest, or beyond catchUpLimit under all); a lower bound after a very long outage. */
+  missed: number;
+  /** The oldest missed tick and the newest one still known (walked), when any were missed. */
+  missedRange: { from: number; to: number } | null;
+  /** The first tick after `now`; null when the cadence never fires again. */
+  next: number | null;
+}
+
+/**
+ * Plans a due schedule whose stored next run is `first` (a tick, <= now): which of
+ * the ticks in [first, now] to enqueue under `catchUp`, and the next run after now.
+ * - on-time ticks (within {@link ON_TIME_GRACE_MS}) are enqueued under every policy;
+ * - `none`: missed ticks are dropped; `latest`: the newest missed tick is enqueued
+ *   when no tick is on time; `all`: every missed tick, the most recent `limit`.
+ * At most `limit` ticks are enqueued in any case.
+ */
+export function planTicks(cadence: ParsedCadence, first: number, now: number, catchUp: CatchUp, limit: number): TickPlan {
+  const kept: number[] = []; // the newest `limit` due ticks
+  let count = 0;
+  let oldest: number | null = null;
+  let steps = 0;
+  let t: number | null = first;
+  while (t !== null && t <= now) {
+    count++;
+    oldest ??= t;
+    kept.push(t);
+    if (kept.length > limit) kept.shift();
+    if (++steps === MAX_WALK) {
+      const near = tickNear(cadence, now);
+      if (near !== null && near > t) {
+        t = near;
+        continue;
+      }
+    }
+    t = cadence.next(new Date(t))?.getTime() ?? null;
+  }
+  const onTime = kept.filter((tick) => now - tick <= ON_TIME_GRACE_MS);
+  const late = kept.filter((tick) => now - tick > ON_TIME_GRACE_MS);
+  let enqueue: number[];
+  if (catchUp === 'all') enqueue = kept;
+  else if (onTime.length > 0 || late.length === 0) enqueue = onTime;
+  else enqueue = catchUp === 'latest' ? [late.at(-1)!] : [];
+  const missed = count - enqueue.length;
+  let missedRange: TickPlan['missedRange'] = null;
+  if (missed > 0) {
+    const dropped = kept.filter((tick) => !enqueue.includes(tick));
+    missedRange = { from: oldest!, to: dropped.at(-1) ?? oldest! };
+  }
+  return { enqueue, missed, missedRange, next: t };
+}
+
+/** A tick shortly before `now`, found by looking back ever further (1 min … 10 years). */
+function tickNear(cadence: ParsedCadence, now: number): number | null {
+  for (const back of [60e3, 3600e3, 86_400e3, 32 * 86_400e3, 367 * 86_400e3, 3670 * 86_400e3]) {
+    const t = cadence.next(new Date(now - back))?.getTime();
+    if (t !== undefined && t <= now) return t;
+  }
+  return null;
+}

@@ -1,0 +1,147 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { ScheduleRecord, Store } from '../store/store.js';
+import type { ParsedCadence } from './cron.js';
+import { planTicks } from './plan.js';
+import { cadenceOf } from './schedule.js';
+
+/** Longest sleep between two looks at the schedules table, in ms (changes made elsewhere are seen this fast). */
+export const SCHEDULER_MAX_SLEEP = 1000;
+/** Due schedules handled per query. */
+const BATCH = 100;
+
+/** What the scheduler needs from its worker. */
+export interface SchedulerDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  events: TypedEmitter<WorkerEvents>;
+  workerId: string;
+  /** Called with every failed pass (the loop goes on). */
+  onError(error: unknown): void;
+}
+
+/**
+ * Enqueues due ticks of every stored, unpaused schedule, exactly once per tick
+ * across any number of instances and with no leader: for each due schedule it
+ * plans the ticks (catchUp, plan.ts) and calls `scheduleAdvance`, a compare-and-set
+ * of the schedule's next run in the same transaction as the enqueue. An instance
+ * that loses the race reports `schedule:skipped` and enqueued nothing.
+ *
+ * The loop wakes at the earliest stored next run, and at least every
+ * {@link SCHEDULER_MAX_SLEEP} ms. Tests call `runOnce(now)`.
+ */
+export class Scheduler {
+  readonly #deps: SchedulerDeps;
+  readonly #cadences = new Map<string, { key: string; cadence: ParsedCadence }>();
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = true;
+
+  constructor(deps: SchedulerDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    void this.#cycle();
+  }
+
+  /** Stops the loop and waits for a pass in progress. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /**
+   * One pass: enqueues the due ticks of every due schedule at `now`.
+   * @returns the earliest next run of any unpaused schedule afterwards, or null
+   * @throws StoreError (the loop reports it through onError)
+   */
+  async runOnce(now = this.#deps.clock.now()): Promise<number | null> {
+    for (;;) {
+      const { due, earliest } = await this.#deps.store.scheduleDue({ now, limit: BATCH });
+      for (const schedule of due) await this.#tick(schedule, now);
+      if (due.length < BATCH) return due.length === 0 ? earliest : (await this.#deps.store.scheduleDue({ now, limit: 0 })).earliest;
+    }
+  }
+
+  async #cycle(): Promise<void> {
+    if (this.#stopped) return;
+    let earliest: number | null = null;
+    this.#running = this.runOnce().then(
+      (next) => void (earliest = next),
+      (error: unknown) => this.#deps.onError(error),
+    );
+    await this.#running;
+    this.#running = undefined;
+    if (this.#stopped) return;
+    const now = this.#deps.clock.now();
+    const wait = earliest === null ? SCHEDULER_MAX_SLEEP : Math.min(SCHEDULER_MAX_SLEEP, Math.max(0, earliest - now));
+    this.#timer = setTimeout(() => void this.#cycle(), wait);
+    this.#timer.unref();
+  }
+
+  #cadence(schedule: ScheduleRecord): ParsedCadence {
+    const key = `${schedule.cron}|${schedule.everyMs}|${schedule.timezone}`;
+    const cached = this.#cadences.get(schedule.name);
+    if (cached?.key === key) return cached.cadence;
+    const cadence = cadenceOf(schedule);
+    this.#cadences.set(schedule.name, { key, cadence });
+    return cadence;
+  }
+
+  async #tick(schedule: ScheduleRecord, now: number): Promise<void> {
+    const { logger, events } = this.#deps;
+    let cadence: ParsedCadence;
+    try {
+      cadence = this.#cadence(schedule);
+    } catch (error) {
+      logger.error({ err: error, schedule: schedule.name }, 'stored schedule has an invalid cadence; skipping it');
+      return;
+    }
+    const expected = schedule.nextRunAt!;
+    const plan = planTicks(cadence, expected, now, schedule.catchUp, schedule.catchUpLimit);
+    const jobs = plan.enqueue.map((tick) => ({
+      queue: schedule.queue,
+      task: schedule.task,
+      payload: schedule.payload,
+      priority: schedule.priority,
+      runAt: tick,
+      maxAttempts: schedule.maxAttempts,
+      timeoutMs: schedule.timeoutMs,
+      key: null,
+      scheduledFor: tick,
+    }));
+    const result = await this.#deps.store.scheduleAdvance({
+      name: schedule.name,
+      expectedNextRunAt: expected,
+      nextRunAt: plan.next,
+      jobs,
+      workerId: this.#deps.workerId,
+      now,
+    });
+    const ticks = plan.enqueue.map((t) => new Date(t));
+    if (!result.advanced) {
+      logger.debug({ schedule: schedule.name, ticks }, 'schedule tick taken by another instance; skipped');
+      events.emit('schedule:skipped', { schedule: schedule.name, scheduledFor: ticks });
+      return;
+    }
+    if (plan.missedRange) {
+      logger.warn({ schedule: schedule.name, missed: plan.missed, catchUp: schedule.catchUp }, 'schedule ticks missed during downtime were not enqueued');
+      events.emit('schedule:missed', {
+        schedule: schedule.name,
+        missed: plan.missed,
+        from: new Date(plan.missedRange.from),
+        to: new Date(plan.missedRange.to),
+      });
+    }
+    if (result.jobs.length > 0) {
+      logger.info({ schedule: schedule.name, jobs: result.jobs.map((j) => j.id) }, 'schedule ticks enqueued');
+      events.emit('schedule:enqueued', { schedule: schedule.name, jobs: result.jobs, scheduledFor: result.jobs.map((j) => j.scheduledFor!) });
+    }
+  }
+}
