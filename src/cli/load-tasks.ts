@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tasksFromModule, type AnyTask } from '../job/task.js';
+import { isTask, tasksFromModule, type AnyTask } from '../job/task.js';
+import { isService, type Service } from '../lease/service.js';
+import { isSchedule, type Schedule } from '../schedule/schedule.js';
 import { CliError, UsageError, firstLine } from './options.js';
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
@@ -22,6 +24,32 @@ const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
  *   ConfigError when it exports no task or two tasks share a name
  */
 export async function loadTasks(file: string): Promise<AnyTask[]> {
+  return tasksFromModule(await importModule(file), file);
+}
+
+/** What a worker's module may export: tasks, schedules and services. */
+export interface WorkerModule {
+  tasks: AnyTask[];
+  schedules: Schedule[];
+  services: Service[];
+}
+
+/**
+ * Loads a worker's module: its tasks, and the schedules (`defineSchedule`) and
+ * services (`defineService`) it exports beside them (named exports or members of a
+ * default array). Errors as {@link loadTasks}; a module may export no task when it
+ * exports a schedule or a service.
+ */
+export async function loadWorkerModule(file: string): Promise<WorkerModule> {
+  const module = await importModule(file);
+  const exported = Object.entries(module).flatMap(([name, value]) => (name === 'default' && Array.isArray(value) ? value : [value]));
+  const schedules = exported.filter(isSchedule);
+  const services = exported.filter(isService);
+  const tasks = exported.some(isTask) || (schedules.length === 0 && services.length === 0) ? tasksFromModule(module, file) : [];
+  return { tasks, schedules: [...new Set(schedules)], services: [...new Set(services)] };
+}
+
+async function importModule(file: string): Promise<Record<string, unknown>> {
   const path = resolve(file);
   const cannot = (why: string) => `cannot load tasks file ${file}: ${why}`;
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
@@ -45,5 +73,5 @@ export async function loadTasks(file: string): Promise<AnyTask[]> {
   } catch (error) {
     throw new CliError(cannot(firstLine(error)), { cause: error });
   }
-  return tasksFromModule(module, file);
+  return module;
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { StopSummary, WorkerEvents } from '../../observe/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
-import { loadTasks } from '../load-tasks.js';
+import { loadWorkerModule } from '../load-tasks.js';
 import { collect, integer, milliseconds, openBaton, withDatabase } from '../options.js';
 import { err, out, plural } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
@@ -41,7 +41,7 @@ const EVENTS: Array<keyof WorkerEvents> = [
 export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
     .description('run a worker for the tasks a module exports, until SIGTERM/SIGINT')
-    .requiredOption('--tasks <file>', 'module exporting the tasks (.ts loads without a build)')
+    .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule) and services (defineService) to run (.ts loads without a build)')
     .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 1000))
     .option('--queue <name>', 'queue to claim from; repeat for several (default: default)', collect)
     .option('--drain-timeout <ms>', 'shutdown: time running jobs get to finish (default: 20000)', milliseconds)
@@ -52,9 +52,9 @@ export function workerCommand(): Command {
     .option('--no-scheduler', 'do not enqueue the ticks of stored schedules (on by default, exactly once per tick across workers)')
     .option('--json', 'print one JSON line per job event on stdout')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
-      const tasks = await loadTasks(flags.tasks);
+      const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
       const baton = await openBaton({ database: flags.database, tasks }, 'info');
-      const options: WorkerOptions = { tasks, scheduler: flags.scheduler !== false };
+      const options: WorkerOptions = { tasks, schedules, services, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
       if (flags.queue) options.queues = flags.queue;
       if (flags.drainTimeout !== undefined) options.drainTimeout = flags.drainTimeout;
