@@ -50,14 +50,15 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
   if (!task && deps.tasks.size > 0) {
     throw new NotFoundError(`unknown task "${name}"; known tasks: ${[...deps.tasks.keys()].sort().join(', ')}`);
   }
-  // JSON check first, so a non-JSON value never reaches a schema that might coerce it.
-  serializeJson(item.payload, 'payload', deps.payloadLimit);
-  const payload = task ? await validatePayload(task, item.payload) : item.payload;
+  // JSON check first, so a non-JSON value never reaches a schema that might coerce it;
+  // the schema's output (defaults, coercions) is what is stored, checked again.
+  const raw = serializeJson(item.payload, 'payload', deps.payloadLimit);
+  const payload = task?.schema ? serializeJson(await validatePayload(task, item.payload), 'payload', deps.payloadLimit) : raw;
   const now = deps.clock.now();
   return {
     queue: options.queue ?? 'default',
     task: name,
-    payload: serializeJson(payload, 'payload', deps.payloadLimit),
+    payload,
     priority: options.priority ?? 0,
     runAt: options.runAt ? options.runAt.getTime() : now + (options.delay ?? 0),
     maxAttempts: options.maxAttempts ?? task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
