@@ -11,6 +11,13 @@ import { schedulesCommand } from './commands/schedules.js';
 import { servicesCommand } from './commands/services.js';
 import { workerCommand } from './commands/worker.js';
 
+/** Makes a command and its subcommands throw instead of exiting, and print errors as `baton: …`. */
+function configure(command: Command): Command {
+  command.exitOverride().configureOutput(OUTPUT);
+  for (const sub of command.commands) configure(sub);
+  return command;
+}
+
 /** Commander's own messages go to stderr, its errors in the CLI's one-line `baton: …` form. */
 const OUTPUT = {
   writeErr: (text: string) => process.stderr.write(text),
@@ -42,7 +49,7 @@ export function createProgram(): Command {
     migrateCommand(),
     demoCommand(),
   ]) {
-    program.addCommand(command.exitOverride().configureOutput(OUTPUT));
+    program.addCommand(configure(command));
   }
   return program;
 }

@@ -47,6 +47,23 @@ export async function withLock<T>(deps: LeaseDeps & { owner: string }, name: str
   if (wait !== false && (typeof wait.timeout !== 'number' || !(wait.timeout >= 0))) {
     throw new ConfigError('withLock option wait.timeout: must be a number of ms >= 0');
   }
+  // The caller awaits the lock: keep the process alive while it waits and holds it
+  // (the poll sleeps and renewal timers are unref'd and would not).
+  const keepAlive = setInterval(() => undefined, 2_147_483_647);
+  try {
+    return await lockAndRun(deps, name, ttl, wait, fn);
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
+async function lockAndRun<T>(
+  deps: LeaseDeps & { owner: string },
+  name: string,
+  ttl: number,
+  wait: Exclude<LockOptions['wait'], undefined>,
+  fn: (lock: LockContext) => Promise<T>,
+): Promise<T> {
   const started = deps.clock.now();
   const poll = wait === false ? 0 : (wait.pollInterval ?? Math.max(10, Math.min(250, Math.floor(ttl / 4))));
   let lease;

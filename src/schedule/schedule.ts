@@ -121,6 +121,9 @@ export function defineSchedule(name: string, options: ScheduleOptions): Schedule
   } catch (error) {
     throw new ConfigError(`schedule "${name}": ${(error as Error).message}`);
   }
+  if (cadence.next(new Date()) === null) {
+    throw new ConfigError(`schedule "${name}": ${cadence.describe()} never fires (no such date ahead)`);
+  }
   try {
     serializeJson(options.payload ?? null, 'payload', DEFAULT_PAYLOAD_LIMIT);
   } catch (error) {

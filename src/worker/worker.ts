@@ -104,6 +104,8 @@ export class Worker {
     this.#scheduler = o.scheduler
       ? new Scheduler({ store: deps.store, clock, logger, events: this.#events, workerId: this.id, onError: (error) => onError('scheduler', error, ++schedulerFailures) })
       : undefined;
+    // Ticks this worker enqueued are not seen by its own change watch: claim them now.
+    this.#events.on('schedule:enqueued', () => this.#wake());
     this.#services = o.services.map((service) => {
       let failures = 0;
       return new ServiceRunner(service, {

@@ -17,6 +17,13 @@ describe('CLI: schedules and services', () => {
     expect(bad.stderr).toMatch(/invalid cron "99 \* \* \* \*"/);
     const both = await runCli(['schedule', 'add', 'x', '--cron', '* * * * *', '--every', '1000', '--task', 'report'], { env });
     expect(both.code).toBe(2);
+    // Usage errors of nested subcommands are one `baton:` line with exit 2 too.
+    const tooFast = await runCli(['schedule', 'add', 'x', '--every', '500', '--task', 'report'], { env });
+    expect(tooFast.code).toBe(2);
+    expect(tooFast.stderr).toMatch(/^baton: option '--every <ms>' argument '500' is invalid/);
+    const never = await runCli(['schedule', 'add', 'x', '--cron', '0 0 31 2 *', '--task', 'report'], { env });
+    expect(never.code).toBe(2);
+    expect(never.stderr).toMatch(/never fires/);
 
     const listed = await runCli(['schedules'], { env });
     expect(listed.stdout).toMatch(/^NAME\s+CADENCE\s+TASK\s+NEXT RUN\s+LAST RUN\s+PAUSED\s+LAST BY/);
