@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only NAME[,NAME…]] [--driver sqlite|postgres|all] [--profile]`
+ * `npm run bench [-- --only NAME[,NAME…]] [--driver sqlite|postgres|all] [--profile] [--tiny]`
  *
  * Runs the workloads one after another, each on fresh databases from the chosen
  * driver (SQLite: a temp file; PostgreSQL: a schema of its own in the database at
@@ -11,7 +11,9 @@
  * the drain worker during the drain (the `--cpu-prof` sampler) and prints where
  * its CPU time went. Children are killed and databases dropped after each
  * workload, and on Ctrl-C. A driver whose database does not answer is reported and
- * makes the run exit non-zero.
+ * makes the run exit non-zero. `--tiny` runs every workload on a few hundred jobs
+ * and a few trials: it checks that the bench runs (the test suite does), its
+ * figures mean nothing.
  */
 import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -22,7 +24,7 @@ import { summarizeProfile, type ProfileSummary } from './lib/cpu-profile.js';
 import { dropLeftoverSchemas, drivers, type BenchDriver } from './lib/drivers.js';
 import { round } from './lib/stats.js';
 import { formatNumber, markdownTable } from './lib/table.js';
-import { meets, type Figure, type Workload, type WorkloadContext } from './lib/workload.js';
+import { FULL_SIZES, meets, TINY_SIZES, type Figure, type Workload, type WorkloadContext } from './lib/workload.js';
 import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
@@ -33,12 +35,13 @@ const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 
-const USAGE = `usage: npm run bench -- [--only ${WORKLOADS.map((w) => w.name).join('|')}|rss[,…]] [--driver ${[...Object.keys(drivers), 'all'].join('|')}] [--profile]`;
+const USAGE = `usage: npm run bench -- [--only ${WORKLOADS.map((w) => w.name).join('|')}|rss[,…]] [--driver ${[...Object.keys(drivers), 'all'].join('|')}] [--profile] [--tiny]`;
 
 function parseArgs(argv: string[]) {
   const only = new Set<string>();
   let driver = 'sqlite';
   let profile = false;
+  let tiny = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -46,6 +49,7 @@ function parseArgs(argv: string[]) {
     if (flag === '--only') for (const name of value().split(',')) only.add(ALIASES[name] ?? name);
     else if (flag === '--driver') driver = value();
     else if (flag === '--profile') profile = true;
+    else if (flag === '--tiny') tiny = true;
     else if (flag === '--help' || flag === '-h') {
       process.stdout.write(`${USAGE}\n${WORKLOADS.map((w) => `  ${w.name.padEnd(8)} ${w.title}`).join('\n')}\n`);
       process.exit(0);
@@ -53,7 +57,7 @@ function parseArgs(argv: string[]) {
   }
   for (const name of only) if (!WORKLOADS.some((w) => w.name === name)) fail(`unknown workload ${name}`);
   if (driver !== 'all' && !drivers[driver]) fail(`unknown driver ${driver}`);
-  return { only, driverArg: driver, drivers: driver === 'all' ? Object.values(drivers) : [drivers[driver]!], profile };
+  return { only, driverArg: driver, drivers: driver === 'all' ? Object.values(drivers) : [drivers[driver]!], profile, tiny };
 }
 
 function fail(message: string): never {
@@ -76,6 +80,7 @@ interface DriverRun {
 const args = parseArgs(process.argv.slice(2));
 const resultsDir = fileURLToPath(new URL('./results', import.meta.url));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const sizes = args.tiny ? TINY_SIZES : FULL_SIZES;
 const profileRoot = args.profile ? join(resultsDir, `profile-${stamp}`) : undefined;
 
 /** Cleanups of the running workload (drop databases, remove bundles), run in reverse. */
@@ -108,13 +113,14 @@ async function runDriver(driver: BenchDriver): Promise<DriverRun> {
     process.stderr.write(`\nbaton bench — driver ${driver.name}: NOT RUN. ${run.unreachable}\n`);
     return run;
   }
-  process.stderr.write(`\nbaton bench — driver ${driver.name}: ${driver.description}; node ${process.version}, ${cpus().length} CPUs\n`);
+  process.stderr.write(`\nbaton bench — driver ${driver.name}: ${driver.description}; node ${process.version}, ${cpus().length} CPUs${args.tiny ? '; TINY sizes (harness check only)' : ''}\n`);
   const profileDir = profileRoot ? join(profileRoot, driver.name) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   for (const workload of selected) {
     process.stderr.write(`${driver.name} ${workload.name}: ${workload.title}\n`);
     const ctx: WorkloadContext = {
       driver,
+      sizes,
       async database(label) {
         const db = await driver.createDatabase(label);
         cleanups.push(() => db.drop());
@@ -195,6 +201,7 @@ let output = `\n## Baton bench (${names.join(' + ')}, node ${process.version}, $
 for (const run of runs) {
   output += run.unreachable ? `- ${run.driver.name}: **not run** — ${run.unreachable}\n` : `- ${run.driver.name}: ${run.driver.description} (${round(run.seconds, 1)} s)\n`;
 }
+if (args.tiny) output += `\n**TINY sizes (--tiny): a check that the bench runs; the figures mean nothing.**\n`;
 output += `\nLoad average (1 min) ${round(loadBefore)} before, ${round(loadAfter)} after${busy ? ' — above the CPU count: other work competed for the CPUs, read the figures as lower bounds' : ''}.\n\n`;
 if (rows.length) output += `${markdownTable(header, rows)}\n`;
 
@@ -235,6 +242,8 @@ writeFileSync(
       cpuModel: cpus()[0]?.model,
       seconds: totalSeconds,
       loadAverage: { before: loadBefore, after: loadAfter },
+      tiny: args.tiny,
+      sizes,
       workloads: selected.map((w) => w.name),
       runs: runs.map((r) => ({
         driver: r.driver.name,

@@ -25,9 +25,54 @@ export interface Figure {
   detail?: Record<string, unknown>;
 }
 
+/** How much each workload does (`--tiny` runs the harness on a few jobs; its figures mean nothing). */
+export interface BenchSizes {
+  /** Enqueue: jobs by enqueueMany, its batch, and one-by-one enqueue calls. */
+  bulk: number;
+  batch: number;
+  single: number;
+  /** Drain: queued no-op jobs per drain. */
+  drain: number;
+  /** Start latency: measured jobs and warm-up jobs. */
+  latencyCount: number;
+  latencyWarmup: number;
+  /** Cancel: measured trials and warm-up trials. */
+  cancelTrials: number;
+  cancelWarmup: number;
+  /** Hand-off: trials. */
+  handoffTrials: number;
+}
+
+export const FULL_SIZES: BenchSizes = {
+  bulk: 20_000,
+  batch: 1_000,
+  single: 2_000,
+  drain: 20_000,
+  latencyCount: 300,
+  latencyWarmup: 20,
+  cancelTrials: 20,
+  cancelWarmup: 2,
+  handoffTrials: 5,
+};
+
+/** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
+export const TINY_SIZES: BenchSizes = {
+  bulk: 300,
+  batch: 100,
+  single: 30,
+  drain: 300,
+  latencyCount: 20,
+  latencyWarmup: 2,
+  cancelTrials: 3,
+  cancelWarmup: 1,
+  handoffTrials: 2,
+};
+
 /** What a workload gets from the runner. */
 export interface WorkloadContext {
   driver: BenchDriver;
+  /** How much to do. */
+  sizes: BenchSizes;
   /**
    * A fresh, empty database URL for this workload. Dropped by the runner when the
    * workload ends (children are killed first).

@@ -3,9 +3,6 @@ import { pause, seededRandom } from '../lib/clock.js';
 import { round, summarize } from '../lib/stats.js';
 import type { Workload } from '../lib/workload.js';
 
-const TRIALS = 20;
-const WARMUP = 2;
-
 /**
  * Workload 4: cross-process cancel latency. A worker process runs a job whose
  * handler waits on its signal; a client process calls `cancel(id)` and reports
@@ -18,6 +15,7 @@ export const cancel: Workload = {
   name: 'cancel',
   title: 'cancel latency from another process',
   async run(ctx) {
+    const { cancelTrials: TRIALS, cancelWarmup: WARMUP } = ctx.sizes;
     const url = await ctx.database('cancel');
     const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: 10 } }, { name: 'cancel worker' });
     const client = spawnFixture('client.ts', { database: url }, { name: 'canceller' });

@@ -6,8 +6,6 @@ import { enqueueInBatches, openClient } from '../lib/seed.js';
 import { perSecond, round } from '../lib/stats.js';
 import type { Figure, Workload, WorkloadContext } from '../lib/workload.js';
 
-const JOBS = 20_000;
-
 /** Store time per operation as the worker's instrumented store observed it. */
 type StoreOps = Record<string, { count: number; totalMs: number }>;
 
@@ -28,6 +26,7 @@ interface DrainRun {
  * `job:completed`); reads its peak RSS before letting it exit.
  */
 async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string): Promise<DrainRun> {
+  const JOBS = ctx.sizes.drain;
   const label = `drain-c${concurrency}${bundle ? '-bundled' : ''}`;
   const url = await ctx.database(label);
   const client = await openClient(url);
@@ -82,6 +81,7 @@ export const drain: Workload = {
   name: 'drain',
   title: 'drain throughput of one worker, and its peak RSS',
   async run(ctx) {
+    const JOBS = ctx.sizes.drain;
     const figures: Figure[] = [];
     const settings: string[] = [
       'drain / RSS: default worker options except concurrency; "under tsx" = `node --conditions=baton-source --import tsx` (its esbuild loader is in the RSS), "bundled" = the same fixture bundled by esbuild, run by plain `node`',

@@ -2,19 +2,16 @@ import { enqueueInBatches, openClient } from '../lib/seed.js';
 import { perSecond, round } from '../lib/stats.js';
 import type { Workload } from '../lib/workload.js';
 
-const BULK = 20_000;
-const BATCH = 1_000;
-const SINGLE = 2_000;
-
 /**
  * Workload 1: enqueue throughput from one client (in the runner's process):
- * 20,000 jobs with `enqueueMany` in batches of 1,000, and 2,000 one-by-one
+ * 20,000 jobs (full size) with `enqueueMany` in batches of 1,000, and 2,000 one-by-one
  * `enqueue` calls (each its own transaction), each on a fresh database.
  */
 export const enqueue: Workload = {
   name: 'enqueue',
   title: 'bulk and one-by-one enqueue throughput',
   async run(ctx) {
+    const { bulk: BULK, batch: BATCH, single: SINGLE } = ctx.sizes;
     const bulkBaton = await openClient(await ctx.database('enqueue-bulk'));
     let bulkMs: number;
     try {

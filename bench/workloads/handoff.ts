@@ -3,7 +3,6 @@ import { wallNow } from '../lib/clock.js';
 import { round, summarize } from '../lib/stats.js';
 import type { Workload } from '../lib/workload.js';
 
-const TRIALS = 5;
 const STEP_MS = 20;
 const WORKER = { concurrency: 10, drainTimeout: 0, abortGrace: 100 };
 
@@ -18,6 +17,7 @@ export const handoff: Workload = {
   name: 'handoff',
   title: 'SIGTERM to resumed on another worker',
   async run(ctx) {
+    const TRIALS = ctx.sizes.handoffTrials;
     const url = await ctx.database('handoff');
     const spawnWorker = (n: number) => spawnFixture('worker.ts', { database: url, worker: WORKER }, { name: `handoff worker ${n}` });
     let current: Child = spawnWorker(0);

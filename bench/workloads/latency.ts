@@ -2,8 +2,6 @@ import { spawnFixture } from '../lib/child.js';
 import { round, summarize } from '../lib/stats.js';
 import type { Figure, Workload } from '../lib/workload.js';
 
-const COUNT = 300;
-const WARMUP = 20;
 const RATE = 50;
 const CONCURRENCY = 10;
 
@@ -20,6 +18,7 @@ export const latency: Workload = {
   name: 'latency',
   title: 'enqueue-to-start latency, same process and cross-process',
   async run(ctx) {
+    const { latencyCount: COUNT, latencyWarmup: WARMUP } = ctx.sizes;
     const figures: Figure[] = [];
 
     const local = spawnFixture('same-process.ts', {

@@ -52,6 +52,9 @@ export interface System {
   client(ns: Namespace, variant?: Variant): Child;
 }
 
+/** The W7 schedule every Baton worker declares. */
+const BATON_SCHEDULE = { name: 'tick-every-second', every: 1_000 } as const;
+
 const TASKS = ['noop', 'latency', 'wait-signal', 'checkpointer', 'tick'];
 const hex = () => randomBytes(5).toString('hex');
 const fixture = (file: string) => fileURLToPath(new URL(`../fixtures/${file}`, import.meta.url));
@@ -72,6 +75,9 @@ async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 /** Schemas and key prefixes still to remove (swept on exit paths). */
 const liveSchemas = new Set<string>();
 const livePrefixes = new Set<string>();
+/** Every schema and key prefix this run created (checked at the end; another run's are not this run's business). */
+const createdSchemas = new Set<string>();
+const createdPrefixes = new Set<string>();
 
 async function dropSchema(schema: string): Promise<void> {
   if (!liveSchemas.has(schema)) return;
@@ -114,17 +120,32 @@ export async function dropLeftovers(): Promise<void> {
   for (const prefix of [...livePrefixes]) await deleteKeys(prefix).catch(() => undefined);
 }
 
-/** What is left on the servers from any comparison run (checked at the end). */
+/**
+ * What this run created and is still on the servers (checked at the end). Only
+ * its own names: another comparison running beside it (a test's `--tiny` run, a
+ * colleague's) has schemas and keys of its own that are not leftovers.
+ */
 export async function leftovers(): Promise<string[]> {
   const found: string[] = [];
-  const schemas = await withPg((c) => c.query<{ n: string }>(`SELECT nspname AS n FROM pg_namespace WHERE nspname LIKE 'cmp\\_%'`)).catch(() => ({ rows: [] as Array<{ n: string }> }));
-  found.push(...schemas.rows.map((r) => `schema ${r.n}`));
+  if (createdSchemas.size) {
+    const schemas = await withPg((c) => c.query<{ n: string }>(`SELECT nspname AS n FROM pg_namespace WHERE nspname = ANY($1::text[])`, [[...createdSchemas]])).catch(() => ({ rows: [] as Array<{ n: string }> }));
+    found.push(...schemas.rows.map((r) => `schema ${r.n}`));
+  }
+  if (!createdPrefixes.size) return found;
   const redis = redisClient();
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    const [, keys] = await redis.scan('0', 'MATCH', 'cmp-*', 'COUNT', 100_000);
-    if (keys.length) found.push(`${keys.length} Redis keys like ${keys[0]}`);
+    for (const prefix of createdPrefixes) {
+      let cursor = '0';
+      let count = 0;
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
+        cursor = next;
+        count += keys.length;
+      } while (cursor !== '0');
+      if (count) found.push(`${count} Redis keys under ${prefix}:`);
+    }
   } catch {
     /* unreachable Redis was reported already */
   } finally {
@@ -166,6 +187,7 @@ function batonSystem(driver: BenchDriver, version: string): System {
     options: () => [
       `${driver.description}; ${driver.wakeUps}`,
       `worker: default options except concurrency (pollInterval 1000 ms, watchInterval 10 ms, cancelPollInterval 200 ms, leaseTtl 30 s, rescueInterval 1 s); W5: drainTimeout 0 (hand-off on SIGTERM, its documented setting); W6 short lease: leaseTtl ${SHORT_LEASE_MS} ms`,
+      `W7: each of the three workers declares defineSchedule('${BATON_SCHEDULE.name}', { every: ${BATON_SCHEDULE.every}, task: tick }) in its \`schedules\` (upserted at start, default catchUp 'latest'); a tick is keyed by the job's scheduledFor`,
     ],
     async namespace() {
       const db = await driver.createDatabase('compare');
@@ -180,7 +202,12 @@ function batonSystem(driver: BenchDriver, version: string): System {
       }
     },
     worker(ns, spec) {
-      const config = { ...ns.config, worker: batonWorkerOptions(spec.concurrency, spec.variant), ...(spec.expect !== undefined ? { expect: spec.expect } : {}) };
+      const config = {
+        ...ns.config,
+        worker: batonWorkerOptions(spec.concurrency, spec.variant),
+        ...(spec.expect !== undefined ? { expect: spec.expect } : {}),
+        ...(spec.schedule ? { schedule: BATON_SCHEDULE } : {}),
+      };
       return spawnFixture('worker.ts', config, { name: `${this.name} ${spec.name}` });
     },
     client(ns) {
@@ -200,6 +227,7 @@ const graphile: System = {
   async namespace() {
     const schema = `cmp_gw_${hex()}`;
     liveSchemas.add(schema);
+    createdSchemas.add(schema);
     const utils: WorkerUtils = await makeWorkerUtils({ connectionString: postgresUrl, schema, logger: graphileLogger });
     await utils.migrate();
     return {
@@ -241,6 +269,7 @@ const pgBoss: System = {
   async namespace() {
     const schema = `cmp_pgb_${hex()}`;
     liveSchemas.add(schema);
+    createdSchemas.add(schema);
     const boss = new PgBoss({ connectionString: postgresUrl, schema, supervise: false, schedule: false, max: 4 });
     boss.on('error', () => undefined);
     await boss.start();
@@ -280,6 +309,7 @@ const bullmq: System = {
   async namespace() {
     const prefix = `cmp-${hex()}`;
     livePrefixes.add(prefix);
+    createdPrefixes.add(prefix);
     const queue = new Queue('bench', { connection: { ...REDIS, maxRetriesPerRequest: null }, prefix });
     await queue.waitUntilReady();
     return {

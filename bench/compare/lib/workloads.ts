@@ -239,10 +239,16 @@ export async function w6short(system: System, ctx: Ctx): Promise<RunResult> {
   return handover(system, ctx, 'SIGKILL', 'short-lease', 'w6s');
 }
 
-/** W7: three processes with the same every-second (or the finest the system has) recurring job. */
+/**
+ * W7: three processes with the same every-second (or the finest the system has)
+ * recurring job, declared in each of them, for `scheduleWindow` ms. A tick is in
+ * the window when its instant is (the `tickAt` the fixture reports: Baton's
+ * `scheduledFor`, BullMQ's scheduler job id) or, where the system gives no instant,
+ * when its run started in it; the runs of a tick due near the window's end get a
+ * grace period to show up.
+ */
 export async function w7(system: System, ctx: Ctx): Promise<RunResult> {
-  if (system.baton) return { cells: { w7: { text: 'not implemented yet (no schedules in this tree)' } }, final: true };
-  const periodMs = system.name === 'bullmq' ? 1_000 : 60_000;
+  const periodMs = system.baton || system.name === 'bullmq' ? 1_000 : 60_000;
   if (periodMs === 60_000 && ctx.sizes.scheduleWindow >= 30_000) {
     // Start ~33 s into a minute so the window (after ~4 s of start-up) holds one minute boundary.
     const intoMinute = wallNow() % 60_000;
@@ -254,13 +260,35 @@ export async function w7(system: System, ctx: Ctx): Promise<RunResult> {
   const start = wallNow();
   await pause(ctx.sizes.scheduleWindow);
   const end = wallNow();
-  const runs = workers.flatMap((w) => w.all('tick')).filter((r) => (r.at as number) >= start && (r.at as number) <= end);
+  await pause(SCHEDULE_GRACE_MS);
+  const all = workers.flatMap((w) => w.all('tick'));
+  const byInstant = all.length > 0 && all.every((r) => typeof r.tickAt === 'number');
+  const runs = byInstant
+    ? all.filter((r) => (r.tickAt as number) > start && (r.tickAt as number) <= end)
+    : all.filter((r) => (r.at as number) >= start && (r.at as number) <= end);
   const keys = new Set(runs.map((r) => String(r.tickKey)));
   const expected = Math.floor(end / periodMs) - Math.floor(start / periodMs);
   const duplicates = runs.length - keys.size;
   const misses = Math.max(0, expected - keys.size);
   const granularity = periodMs === 1_000 ? 'every 1 s' : 'cron granularity 1 min';
   const text = `${runs.length} runs of ${keys.size} distinct ticks, ${expected} tick(s) due in the window: ${duplicates} duplicate, ${misses} missed (${granularity})`;
-  ctx.log(`${system.name} schedule: ${text}`);
-  return { cells: { w7: { text } }, detail: { runs: runs.length, ticks: expected, distinct: keys.size, duplicates, misses, periodMs, byProcess: workers.map((w) => w.all('tick').length) } };
+  const lateness = byInstant ? runs.map((r) => (r.at as number) - (r.tickAt as number)) : [];
+  ctx.log(`${system.name} schedule: ${text}${lateness.length ? `; run started ${Math.round(Math.min(...lateness))}–${Math.round(Math.max(...lateness))} ms after its tick` : ''}`);
+  return {
+    cells: { w7: { text } },
+    detail: {
+      runs: runs.length,
+      ticks: expected,
+      distinct: keys.size,
+      duplicates,
+      misses,
+      periodMs,
+      keyedBy: byInstant ? 'tick instant' : 'run start',
+      byProcess: workers.map((w) => w.all('tick').length),
+      ...(lateness.length ? { latenessMs: summarize(lateness) } : {}),
+    },
+  };
 }
+
+/** How long W7 keeps listening after its window, for runs of ticks due just before its end (ms). */
+const SCHEDULE_GRACE_MS = 1_500;
