@@ -4,6 +4,7 @@ import type { ClientDeps } from './client/deps.js';
 import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
 import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.js';
 import { retry } from './client/retry.js';
+import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { ConfigError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
@@ -50,6 +51,12 @@ export interface Baton {
   getJob(id: number): Promise<Job>;
   listJobs(options?: ListOptions): Promise<Job[]>;
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
+  /** Completed and failed jobs per queue per minute over the last `minutes` (default 15), zeros filled in. */
+  queueThroughput(minutes?: number): Promise<Map<string, ThroughputPoint[]>>;
+  /** Live worker processes (any host) from the registry: those that heartbeat within their lease TTL. */
+  listWorkers(): Promise<WorkerInfo[]>;
+  /** The workers this Baton created in this process (started or not, not yet closed). */
+  localWorkers(): Worker[];
   /** Creates a worker (not started); `worker.start()` begins claiming. @throws ConfigError */
   worker(options: WorkerOptions): Worker;
   /**
@@ -68,7 +75,7 @@ export interface Baton {
   readonly schedules: ScheduleAdmin;
   /** List, pause, resume and trigger services. */
   readonly services: ServiceAdmin;
-  /** Client events of this process (`job:enqueued`). */
+  /** Client events of this process (`job:enqueued`, `worker:created`). */
   on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): () => void;
   /** Stops every worker it created (graceful), then closes the store. */
   close(): Promise<void>;
@@ -127,6 +134,9 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     getJob: (id) => getJob(deps, id),
     listJobs: (options) => listJobs(deps, options),
     queueCounts: (prefix) => queueCounts(deps, prefix),
+    queueThroughput: (minutes) => queueThroughput(deps, minutes),
+    listWorkers: () => listWorkers(deps),
+    localWorkers: () => [...workers],
     worker(options) {
       const worker = new Worker(options, {
         store,
@@ -136,6 +146,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         onLocalEnqueue: (listener) => events.on('job:enqueued', listener),
       });
       workers.add(worker);
+      events.emit('worker:created', { worker });
       return worker;
     },
     on: (event, listener) => events.on(event, listener),

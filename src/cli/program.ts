@@ -8,6 +8,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { retryCommand } from './commands/retry.js';
 import { scheduleCommand } from './commands/schedule.js';
 import { schedulesCommand } from './commands/schedules.js';
+import { serveCommand } from './commands/serve.js';
 import { servicesCommand } from './commands/services.js';
 import { workerCommand } from './commands/worker.js';
 
@@ -38,6 +39,7 @@ export function createProgram(): Command {
     .showSuggestionAfterError(true);
   for (const command of [
     workerCommand(),
+    serveCommand(),
     enqueueCommand(),
     cancelCommand(),
     retryCommand(),

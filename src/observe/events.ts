@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClaimedJob, Job, Progress } from '../job/types.js';
+import type { Worker } from '../worker/worker.js';
 
 /** Summary `worker.stop()` resolves with. Counts are jobs. */
 export interface StopSummary {
@@ -65,6 +66,8 @@ export interface WorkerEvents {
 /** Client events, emitted by `createBaton()`'s client in this process. */
 export interface ClientEvents {
   'job:enqueued': { job: Job };
+  /** `baton.worker()` made a worker (not started yet): lets metrics subscribe to its events. */
+  'worker:created': { worker: Worker };
 }
 
 type Listener<T> = (payload: T) => void;

@@ -192,6 +192,24 @@ export interface Store {
   scheduleRemove(params: { name: string }): Promise<boolean>;
 
   /**
+   * Creates or refreshes a worker's registry row (at start and on every heartbeat
+   * tick): `lastHeartbeatAt` = now, `expiresAt` = now + ttlMs, running ids replaced.
+   */
+  workerUpsert(params: { worker: WorkerRegistration; ttlMs: number; now: number }): Promise<void>;
+
+  /** Deletes a worker's registry row (at stop). @returns false when there was none */
+  workerDelete(params: { id: string }): Promise<boolean>;
+
+  /** Workers whose registration has not expired at `now`, by id. */
+  workerList(params: { now: number }): Promise<WorkerRecord[]>;
+
+  /**
+   * Jobs that finished (completed or failed) since `since`, per queue and minute
+   * (`minute` = start of the minute, ms since the epoch), oldest first.
+   */
+  queueThroughput(params: { since: number }): Promise<ThroughputRow[]>;
+
+  /**
    * Watches for changes committed by other connections (other processes). Calls
    * `listener` at most once per `intervalMs` when something changed. Returns stop().
    */
@@ -319,4 +337,30 @@ export interface ScheduleRecord extends ScheduleDefinitionRow {
   lastWorker: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** What a worker writes about itself in the registry. Times are ms since the epoch. */
+export interface WorkerRegistration {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  concurrency: number;
+  queues: string[];
+  /** Ids of the jobs it runs now. */
+  running: number[];
+}
+
+/** A registry row. */
+export interface WorkerRecord extends WorkerRegistration {
+  lastHeartbeatAt: number;
+  expiresAt: number;
+}
+
+/** Finished jobs of one queue in one minute. */
+export interface ThroughputRow {
+  queue: string;
+  minute: number;
+  completed: number;
+  failed: number;
 }

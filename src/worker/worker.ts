@@ -9,6 +9,7 @@ import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
 import { Loop } from './loop.js';
+import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { shutdown } from './shutdown.js';
 import type { WorkerState } from './state.js';
@@ -48,6 +49,8 @@ export class Worker {
   readonly #services: ServiceRunner[];
   #unsubscribe: Array<() => void> = [];
   #started = false;
+  /** When start() was called (ms since the epoch), for the registry. */
+  #startedAt = 0;
   /** A ref'd timer that keeps the process alive from start() until stop() has finished (every loop timer is unref'd). */
   #keepAlive: NodeJS.Timeout | undefined;
   #stopping: Promise<StopSummary> | undefined;
@@ -97,7 +100,14 @@ export class Worker {
       this.#events.emit('worker:error', { workerId: this.id, loop, error });
     };
     this.#fetch = new Loop('fetch', o.pollInterval, async () => void (await fetchJobs(this.#state, this.#wake)), onError);
-    this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, () => heartbeat(this.#state), onError);
+    // Each heartbeat tick renews the leases first, then refreshes the registry row.
+    this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, async () => {
+      try {
+        await heartbeat(this.#state);
+      } finally {
+        if (!this.#state.stopping || this.#state.runs.size > 0) await registerWorker(this.#state, this.#startedAt);
+      }
+    }, onError);
     this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, () => pollCancelRequests(this.#state), onError);
     this.#rescue = new Loop('rescue', o.rescueInterval, () => rescueExpired(this.#state), onError);
     let schedulerFailures = 0;
@@ -160,6 +170,12 @@ export class Worker {
       this.#started = false;
       throw error;
     }
+    this.#startedAt = this.#state.clock.now();
+    try {
+      await registerWorker(this.#state, this.#startedAt);
+    } catch (error) {
+      this.#state.logger.warn({ err: error }, 'could not register the worker; the heartbeat will try again');
+    }
     this.#keepAlive = setInterval(() => undefined, 2_147_483_647);
     for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescue]) loop.start();
     this.#scheduler?.start();
@@ -215,6 +231,7 @@ export class Worker {
     await servicesStopped;
     await this.#heartbeat.stop();
     await this.#cancels.stop();
+    await unregisterWorker(state).catch((error: unknown) => state.logger.warn({ err: error }, 'could not remove the worker from the registry; its row expires by itself'));
     state.logger.info(summary, 'worker stopped');
     this.#events.emit('worker:stopped', { workerId: this.id, summary });
     clearInterval(this.#keepAlive);

@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { createHttpApp } from '../../http/app.js';
+import { listen, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../observe/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
 import { loadWorkerModule } from '../load-tasks.js';
@@ -17,6 +19,8 @@ interface WorkerFlags {
   leaseTtl?: number;
   pollInterval?: number;
   json?: boolean;
+  http?: number;
+  httpHost?: string;
 }
 
 /** Events printed as JSON lines with `--json`. */
@@ -51,6 +55,8 @@ export function workerCommand(): Command {
     .option('--poll-interval <ms>', 'safety-net poll for due jobs (default: 1000)', milliseconds)
     .option('--no-scheduler', 'do not enqueue the ticks of stored schedules (on by default, exactly once per tick across workers)')
     .option('--json', 'print one JSON line per job event on stdout')
+    .option('--http <port>', 'also serve the HTTP API, /metrics and the dashboard on this port (tokens: $BATON_ADMIN_TOKEN, $BATON_API_TOKEN)', integer(0, 65535))
+    .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
       const baton = await openBaton({ database: flags.database, tasks }, 'info');
@@ -92,6 +98,7 @@ export function workerCommand(): Command {
             if (flags.json) out(JSON.stringify({ event: 'worker:stopping', signal }));
             else err(`${signal}: stopping gracefully (drain, then release); send it again to release at once`);
             void worker.stop().then(async (summary) => {
+              await http?.close();
               await baton.close();
               if (flags.json) out(JSON.stringify({ event: 'worker:stopped', ...summary }));
               else out(`worker stopped: ${stopSummaryText(summary, releasedAbandoned)}`);
@@ -107,6 +114,20 @@ export function workerCommand(): Command {
         });
       });
       await worker.start();
+      let http: { url: string; close(): Promise<void> } | undefined;
+      if (flags.http !== undefined) {
+        const tokens = tokensFromEnv({});
+        const app = createHttpApp(baton, { ...tokens, tasks });
+        try {
+          http = await listen(app.fetch, { host: flags.httpHost ?? '127.0.0.1', port: flags.http, tokens });
+        } catch (error) {
+          await worker.stop();
+          await baton.close();
+          throw error;
+        }
+        if (flags.json) out(JSON.stringify({ event: 'http:listening', url: http.url }));
+        else out(`serving the API and dashboard at ${http.url}`);
+      }
       const o = worker.options;
       if (flags.json) out(JSON.stringify({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency }));
       else out(`worker ${worker.id} running ${tasks.map((t) => t.name).join(', ')} from ${o.queues.join(', ')} (concurrency ${o.concurrency}); Ctrl-C to stop`);

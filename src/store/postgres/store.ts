@@ -20,6 +20,9 @@ import type {
   ServiceRecord,
   Store,
   StoredError,
+  ThroughputRow,
+  WorkerRecord,
+  WorkerRegistration,
 } from '../store.js';
 import { migrations as postgresMigrations } from './migrations/index.js';
 import { PgListener } from './listener.js';
@@ -377,6 +380,53 @@ export class PostgresStore implements Store {
         AND ($4::bigint IS NULL OR id < $4)
       ORDER BY id DESC LIMIT $5`, [params.state ?? null, params.queue ?? null, params.task ?? null, params.beforeId ?? null, params.limit]);
     return rows.map(pgRowToJob);
+  }
+
+  async workerUpsert({ worker, ttlMs, now }: { worker: WorkerRegistration; ttlMs: number; now: number }): Promise<void> {
+    await this.#query(null, `
+      INSERT INTO :schema.workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, running)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at, expires_at = excluded.expires_at,
+        concurrency = excluded.concurrency, queues = excluded.queues, running = excluded.running`,
+    [worker.id, worker.host, worker.pid, date(worker.startedAt), date(now), date(now + ttlMs), worker.concurrency, worker.queues, worker.running]);
+  }
+
+  async workerDelete({ id }: { id: string }): Promise<boolean> {
+    return (await this.#query<{ id: string }>(null, 'DELETE FROM :schema.workers WHERE id = $1 RETURNING id', [id])).length === 1;
+  }
+
+  async workerList({ now }: { now: number }): Promise<WorkerRecord[]> {
+    const rows = await this.#query<{
+      id: string;
+      host: string;
+      pid: number;
+      started_at: Date;
+      last_heartbeat_at: Date;
+      expires_at: Date;
+      concurrency: number;
+      queues: string[];
+      running: string[];
+    }>(null, 'SELECT * FROM :schema.workers WHERE expires_at > $1 ORDER BY id', [date(now)]);
+    return rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      startedAt: r.started_at.getTime(),
+      lastHeartbeatAt: r.last_heartbeat_at.getTime(),
+      expiresAt: r.expires_at.getTime(),
+      concurrency: r.concurrency,
+      queues: r.queues,
+      running: r.running.map(Number),
+    }));
+  }
+
+  async queueThroughput({ since }: { since: number }): Promise<ThroughputRow[]> {
+    const rows = await this.#query<{ queue: string; minute: string; completed: string; failed: string }>(null, `
+      SELECT queue, (floor(extract(epoch FROM finished_at) / 60) * 60000)::bigint AS minute,
+        count(*) FILTER (WHERE state = 'completed') AS completed, count(*) FILTER (WHERE state = 'failed') AS failed
+      FROM :schema.jobs WHERE finished_at >= $1 AND state IN ('completed', 'failed')
+      GROUP BY 1, 2 ORDER BY 2, 1`, [date(since)]);
+    return rows.map((r) => ({ queue: r.queue, minute: Number(r.minute), completed: Number(r.completed), failed: Number(r.failed) }));
   }
 
   async queueCounts({ queuePrefix }: { queuePrefix?: string }): Promise<QueueCount[]> {

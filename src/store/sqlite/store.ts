@@ -21,6 +21,9 @@ import type {
   ServiceRecord,
   Store,
   StoredError,
+  ThroughputRow,
+  WorkerRecord,
+  WorkerRegistration,
 } from '../store.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
@@ -470,6 +473,55 @@ export class SqliteStore implements Store {
 
   async scheduleRemove({ name }: { name: string }) {
     return this.#sql('DELETE FROM schedules WHERE name = ?').run(name).changes === 1;
+  }
+
+  async workerUpsert({ worker, ttlMs, now }: { worker: WorkerRegistration; ttlMs: number; now: number }): Promise<void> {
+    this.#sql(`INSERT INTO workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, running)
+      VALUES (@id, @host, @pid, @startedAt, @now, @expires, @concurrency, @queues, @running)
+      ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at, expires_at = excluded.expires_at,
+        concurrency = excluded.concurrency, queues = excluded.queues, running = excluded.running`).run({
+      ...worker,
+      now,
+      expires: now + ttlMs,
+      queues: JSON.stringify(worker.queues),
+      running: JSON.stringify(worker.running),
+    });
+  }
+
+  async workerDelete({ id }: { id: string }): Promise<boolean> {
+    return this.#sql('DELETE FROM workers WHERE id = ?').run(id).changes === 1;
+  }
+
+  async workerList({ now }: { now: number }): Promise<WorkerRecord[]> {
+    const rows = this.#sql('SELECT * FROM workers WHERE expires_at > ? ORDER BY id').all(now) as Array<{
+      id: string;
+      host: string;
+      pid: number;
+      started_at: number;
+      last_heartbeat_at: number;
+      expires_at: number;
+      concurrency: number;
+      queues: string;
+      running: string;
+    }>;
+    return rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      startedAt: r.started_at,
+      lastHeartbeatAt: r.last_heartbeat_at,
+      expiresAt: r.expires_at,
+      concurrency: r.concurrency,
+      queues: JSON.parse(r.queues) as string[],
+      running: JSON.parse(r.running) as number[],
+    }));
+  }
+
+  async queueThroughput({ since }: { since: number }): Promise<ThroughputRow[]> {
+    return this.#sql(`SELECT queue, (finished_at / 60000) * 60000 AS minute,
+        sum(state = 'completed') AS completed, sum(state = 'failed') AS failed
+      FROM jobs WHERE finished_at >= ? AND state IN ('completed', 'failed')
+      GROUP BY queue, minute ORDER BY minute, queue`).all(since) as ThroughputRow[];
   }
 
   /**

@@ -1,0 +1,83 @@
+import { Hono } from 'hono';
+import type { Baton } from '../baton.js';
+import type { AnyTask } from '../job/task.js';
+import { DEFAULT_PAYLOAD_LIMIT } from '../job/payload.js';
+import { createMetrics, type Metrics } from '../observe/metrics.js';
+import { auth } from './auth.js';
+import { dashboardRoutes } from './dashboard/routes.js';
+import { openApiDocument } from './openapi.js';
+import { HttpError, problemResponse } from './problem.js';
+import { adminRoutes } from './routes/admin.js';
+import { eventRoutes } from './routes/events.js';
+import { fleetRoutes } from './routes/fleet.js';
+import { jobRoutes } from './routes/jobs.js';
+
+/** Options of {@link createHttpApp}. */
+export interface HttpAppOptions {
+  /**
+   * The tasks this server knows: `POST /api/jobs` validates payloads against their
+   * schemas and answers 404 for any other task name. Without it, names are checked
+   * against the Baton's own `tasks` option when it has one, else accepted as they are.
+   */
+  tasks?: AnyTask[];
+  /** Token of the read-only role (GET routes). */
+  readToken?: string | undefined;
+  /** Token of the admin role (every route). */
+  adminToken?: string | undefined;
+  /** Largest request body in bytes; more → 413. @defaultValue 1 MiB + 64 KiB (the payload limit plus room for the envelope) */
+  bodyLimit?: number;
+  /** Poll period of `GET /api/events`, ms. @defaultValue 500 */
+  eventsInterval?: number;
+  /** Comment heartbeat period of `GET /api/events`, ms. @defaultValue 15000 */
+  eventsHeartbeat?: number;
+  /** Serve the dashboard at `/`. @defaultValue true */
+  dashboard?: boolean;
+}
+
+/** The hono app plus its metrics (close it to stop listening to worker events). */
+export type HttpApp = Hono & { readonly metrics: Metrics };
+
+/**
+ * The HTTP API, `/metrics` and the dashboard as a web-standard request handler:
+ * `app.fetch(request)` answers a `Request` with a `Response`, so it mounts in
+ * Hono, Next.js route handlers, or Node (`@hono/node-server`), Express and Fastify
+ * through their fetch adapters. Routes, auth and errors: see openapi.ts, auth.ts,
+ * problem.ts. It never touches the store itself: every route goes through `baton`.
+ */
+export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpApp {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_PAYLOAD_LIMIT + 64 * 1024;
+  const tasks = options.tasks ? new Map(options.tasks.map((t) => [t.name, t])) : undefined;
+  const metrics = createMetrics(baton);
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    const answer = problemResponse(c, error);
+    if (answer.status >= 500) baton.logger.error({ err: error, method: c.req.method, path: c.req.path }, 'HTTP request failed');
+    return answer;
+  });
+  app.notFound((c) => problemResponse(c, new HttpError('not_found', `no route ${c.req.method} ${c.req.path}`)));
+  app.use('*', auth({ readToken: options.readToken, adminToken: options.adminToken }));
+
+  app.get('/healthz', (c) => c.json({ ok: true, driver: baton.store.driver }));
+  app.get('/api/openapi.json', (c) => c.json(openApiDocument));
+  app.get('/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
+  app.route('/api/jobs', jobRoutes(baton, { tasks, bodyLimit }));
+  app.route('/api', fleetRoutes(baton));
+  app.route('/api', adminRoutes(baton, { bodyLimit }));
+  app.route('/api', eventRoutes(baton, { intervalMs: options.eventsInterval ?? 500, heartbeatMs: options.eventsHeartbeat ?? 15_000 }));
+  if (options.dashboard !== false) app.route('/', dashboard(baton));
+
+  return Object.assign(app, { metrics });
+}
+
+/** The dashboard's routes; when its files cannot be loaded (a broken install), a page saying so, and the API still works. */
+function dashboard(baton: Baton): Hono {
+  try {
+    return dashboardRoutes();
+  } catch (error) {
+    baton.logger.warn({ err: error }, 'dashboard files missing; serving the API only');
+    const app = new Hono();
+    app.get('/', (c) => c.text('The Baton dashboard files are missing from this install; the API is at /api.', 503));
+    return app;
+  }
+}

@@ -1,0 +1,73 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { HttpError } from './problem.js';
+
+/** The tokens of an app; neither set = everything open (`baton serve` allows that on loopback only). */
+export interface Tokens {
+  /** Read-only role: GET routes. */
+  readToken?: string | undefined;
+  /** Admin role: every route. */
+  adminToken?: string | undefined;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Constant-time comparison: both sides are hashed to equal-length digests first. */
+function same(given: Buffer, expected: Buffer | undefined): boolean {
+  return expected !== undefined && timingSafeEqual(given, expected);
+}
+
+/** Paths open even when tokens are set: health checks and the dashboard's static files (they hold no data). */
+function isPublic(path: string): boolean {
+  return path === '/healthz' || path === '/' || path === '/index.html' || path.startsWith('/assets/');
+}
+
+/**
+ * Bearer-token auth and CSRF defence.
+ * - No token configured: everything is open.
+ * - Tokens configured: GET/HEAD need the read or admin token, anything else the
+ *   admin token; `Authorization: Bearer <token>`. For `GET /api/events` (an
+ *   EventSource cannot send headers) `?access_token=` is accepted too.
+ *   Missing or unknown token → 401; read token on a write → 403.
+ * - Every state-changing request must be `Content-Type: application/json` (415),
+ *   which a cross-site HTML form cannot send without a CORS preflight, and when an
+ *   `Origin` header is present its host must be the request's host (403).
+ */
+export function auth(tokens: Tokens): MiddlewareHandler {
+  const read = tokens.readToken ? digest(tokens.readToken) : undefined;
+  const admin = tokens.adminToken ? digest(tokens.adminToken) : undefined;
+  const open = read === undefined && admin === undefined;
+  return async (c, next) => {
+    const method = c.req.method;
+    const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+    const path = c.req.path;
+    if (!open && !isPublic(path)) {
+      const header = c.req.header('authorization') ?? '';
+      const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+      let token = match?.[1];
+      if (token === undefined && safe && path === '/api/events') token = c.req.query('access_token');
+      if (token === undefined) throw new HttpError('unauthorized', 'missing bearer token: send Authorization: Bearer <token>');
+      const given = digest(token);
+      const isAdmin = same(given, admin);
+      const isRead = !isAdmin && same(given, read);
+      if (!isAdmin && !isRead) throw new HttpError('unauthorized', 'invalid token');
+      if (!safe && !isAdmin) throw new HttpError('forbidden', 'this token is read-only; the admin token is needed to change anything');
+    }
+    if (!safe) {
+      const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/json') throw new HttpError('unsupported_media_type', 'state-changing requests must be sent with Content-Type: application/json');
+      const origin = c.req.header('origin');
+      if (origin !== undefined) {
+        let originHost: string | undefined;
+        try {
+          originHost = new URL(origin).host;
+        } catch {
+          originHost = undefined;
+        }
+        const host = c.req.header('host') ?? new URL(c.req.url).host;
+        if (originHost !== host) throw new HttpError('forbidden', `cross-origin request refused: Origin ${origin} is not this server (${host})`);
+      }
+    }
+    await next();
+  };
+}

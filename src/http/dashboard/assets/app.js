@@ -1,0 +1,741 @@
+// Baton dashboard: one vanilla ES module, no build step, no dependencies.
+//
+// Views by hash route: #/queues (overview), #/jobs?state=&queue=&task=, #/jobs/:id,
+// #/schedules (schedules and services), #/workers. Every figure comes from the JSON
+// API next to this page (relative URLs, so the app may be mounted under a prefix).
+// Live: /api/events (Server-Sent Events, read with fetch so the bearer token can be
+// sent) → each `change` event re-fetches the visible view; while that stream is down,
+// the view is polled every few seconds instead.
+//
+// Payloads, results, errors and every other value from the API are user data: they
+// reach the page only through text nodes (`textContent` / createTextNode) and
+// attribute setters, never through innerHTML — a payload of `<script>` shows as text.
+
+const TOKEN_KEY = 'baton.token';
+const STATES = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+const PAGE = 50;
+const MAX_LIMIT = 500;
+const POLL_MS = 3000;
+
+// ---------------------------------------------------------------- DOM helpers
+
+/**
+ * Builds an element. `attrs`: `class`, `on<event>` listeners, boolean/properties
+ * (`value`, `max`, `disabled`, `checked`, `selected`), anything else via setAttribute.
+ * Children: nodes, or strings/numbers as text nodes; null/undefined/false skipped.
+ */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (key === 'class') el.className = value;
+    else if (key === 'value' || key === 'max' || key === 'disabled' || key === 'checked' || key === 'selected') el[key] = value;
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) el.setAttribute(key, String(value));
+  return append(el, children);
+}
+
+// ---------------------------------------------------------------- formatting
+
+const pad = (n) => String(n).padStart(2, '0');
+
+function formatTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+function ago(iso) {
+  if (!iso) return '';
+  const ms = Date.now() - new Date(iso).getTime();
+  const future = ms < 0;
+  const abs = Math.abs(ms);
+  const text =
+    abs < 1000 ? 'now' : abs < 60_000 ? `${Math.round(abs / 1000)}s` : abs < 3_600_000 ? `${Math.round(abs / 60_000)}m` : abs < 86_400_000 ? `${Math.round(abs / 3_600_000)}h` : `${Math.round(abs / 86_400_000)}d`;
+  if (text === 'now') return 'now';
+  return future ? `in ${text}` : `${text} ago`;
+}
+
+/** A time cell: local time, relative time beside it, ISO in the tooltip. */
+function time(iso) {
+  if (!iso) return h('span', { class: 'muted' }, '—');
+  return h('span', { title: String(iso) }, formatTime(iso), ' ', h('span', { class: 'muted' }, `(${ago(iso)})`));
+}
+
+function json(value) {
+  if (value === undefined) return '—';
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+function badge(text, kind = text) {
+  return h('span', { class: `badge ${kind}` }, text);
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
+/** A progress bar for a job's `progress` ({ current, total?, message? }). */
+function progressBar(job, big = false) {
+  const p = job.progress;
+  const attrs = { 'data-job-id': job.id, class: big ? 'big' : undefined, id: big ? 'job-progress' : undefined };
+  if (!p) {
+    if (job.state === 'completed') return h('span', {}, h('progress', { ...attrs, max: 1, value: 1 }), h('span', { class: 'pct' }, 'done'));
+    return h('span', { class: 'muted' }, '—');
+  }
+  if (typeof p.total === 'number' && p.total > 0) {
+    const pct = Math.max(0, Math.min(100, Math.round((p.current / p.total) * 100)));
+    return h(
+      'span',
+      {},
+      h('progress', { ...attrs, max: p.total, value: p.current, title: `${p.current} / ${p.total}` }),
+      h('span', { class: 'pct' }, `${pct}% (${p.current}/${p.total})`),
+      p.message ? h('span', { class: 'pct' }, p.message) : null,
+    );
+  }
+  // No total: an indeterminate bar and the count.
+  return h('span', {}, h('progress', { ...attrs, title: String(p.current) }), h('span', { class: 'pct' }, String(p.current)), p.message ? h('span', { class: 'pct' }, p.message) : null);
+}
+
+// ---------------------------------------------------------------- API
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY) ?? '';
+}
+
+function headers(extra = {}) {
+  const result = { Accept: 'application/json', ...extra };
+  const t = token();
+  if (t) result.Authorization = `Bearer ${t}`;
+  return result;
+}
+
+const apiUrl = (path) => new URL(path, document.baseURI).toString();
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Calls the API; JSON in and out. Writes send Content-Type application/json (the server requires it). */
+async function api(path, { method = 'GET', body } = {}) {
+  const init = { method, headers: headers(), cache: 'no-store' };
+  if (method !== 'GET') {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body ?? {});
+  }
+  let res;
+  try {
+    res = await fetch(apiUrl(path), init);
+  } catch (error) {
+    throw new ApiError(0, 'network', `cannot reach the server: ${error.message}`);
+  }
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const err = data && data.error;
+    let message = err && err.message ? err.message : `${res.status} ${res.statusText}`;
+    if (res.status === 401) message = `${message} — enter a token (top right)`;
+    if (res.status === 403 && method !== 'GET') message = `${message} — this needs the admin token`;
+    throw new ApiError(res.status, err && err.code, message);
+  }
+  return data;
+}
+
+/** The list in a response: the array itself, or its `key` / `items` field. */
+function listOf(data, key) {
+  if (Array.isArray(data)) return data;
+  if (data && Array.isArray(data[key])) return data[key];
+  if (data && Array.isArray(data.items)) return data.items;
+  return [];
+}
+
+// ---------------------------------------------------------------- flash messages
+
+let flashTimer;
+function flash(message, ok = false) {
+  const el = document.getElementById('flash');
+  el.textContent = message;
+  el.className = ok ? 'flash ok' : 'flash';
+  el.hidden = false;
+  clearTimeout(flashTimer);
+  flashTimer = setTimeout(() => (el.hidden = true), ok ? 3000 : 8000);
+}
+
+/** A button that POSTs `path` and refreshes the view; disabled while in flight. */
+function actionButton(label, path, { kind, action, done, body } = {}) {
+  const button = h('button', {
+    class: kind,
+    'data-action': action,
+    type: 'button',
+    onclick: async () => {
+      button.disabled = true;
+      try {
+        await api(path, { method: 'POST', body: body ?? {} });
+        flash(done ?? `${label}: done`, true);
+      } catch (error) {
+        flash(`${label} failed: ${error.message}`);
+      } finally {
+        button.disabled = false;
+        refreshSoon();
+      }
+    },
+  }, label);
+  return button;
+}
+
+function jobActions(job) {
+  const buttons = [];
+  if (job.state === 'queued' || job.state === 'running') {
+    buttons.push(actionButton('Cancel', `api/jobs/${job.id}/cancel`, { kind: 'danger', action: 'cancel', done: `Cancel requested for job #${job.id}`, body: { reason: 'cancelled from the dashboard' } }));
+  }
+  if (job.state === 'failed' || job.state === 'cancelled') {
+    buttons.push(actionButton('Retry', `api/jobs/${job.id}/retry`, { kind: 'primary', action: 'retry', done: `Job #${job.id} queued again` }));
+  }
+  return h('span', { class: 'actions' }, buttons);
+}
+
+const viewOf = (job) => job.view ?? job.state;
+
+// ---------------------------------------------------------------- views
+
+/** Overview: counts by state per queue, throughput sparklines. */
+const queuesView = {
+  title: 'Overview',
+  nav: 'queues',
+  mount(root) {
+    this.body = h('div');
+    root.append(h('h1', {}, 'Queues'), this.body);
+  },
+  async refresh() {
+    const data = await api('api/queues');
+    const queues = listOf(data, 'queues');
+    const totals = Object.fromEntries(STATES.map((st) => [st, 0]));
+    for (const q of queues) for (const st of STATES) totals[st] += q.counts?.[st] ?? 0;
+    const cards = h(
+      'div',
+      { class: 'cards' },
+      STATES.map((st) => h('a', { class: 'card', href: `#/jobs?state=${st}`, 'data-total': st }, h('div', { class: 'n' }, String(totals[st])), h('div', { class: 'l' }, st))),
+    );
+    const table = queues.length
+      ? h(
+          'table',
+          { id: 'queues' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'))),
+          h(
+            'tbody',
+            {},
+            queues.map((q) => {
+              const last = q.throughput?.[q.throughput.length - 1];
+              return h(
+                'tr',
+                { 'data-queue': q.queue },
+                h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
+                STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
+                h('td', {}, sparkline(q.throughput ?? [])),
+                h('td', { class: 'num' }, last ? `${last.completed} ok / ${last.failed} failed` : '—'),
+              );
+            }),
+          ),
+        )
+      : h('div', { class: 'panel empty' }, 'No jobs yet.');
+    this.body.replaceChildren(cards, table);
+  },
+};
+
+/** Completed (green) and failed (red, stacked on top) per minute, as inline SVG bars; oldest left. */
+function sparkline(points) {
+  const width = 180;
+  const height = 30;
+  const max = Math.max(1, ...points.map((p) => (p.completed ?? 0) + (p.failed ?? 0)));
+  const slot = width / Math.max(1, points.length);
+  const bar = Math.max(1, slot - 2);
+  const scale = (n) => (n / max) * (height - 3);
+  const completed = points.reduce((sum, p) => sum + (p.completed ?? 0), 0);
+  const failed = points.reduce((sum, p) => sum + (p.failed ?? 0), 0);
+  return s(
+    'svg',
+    { class: 'spark', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'data-completed': completed, 'data-failed': failed },
+    s('title', {}, `${completed} completed, ${failed} failed in the last ${points.length} minutes (peak ${max}/min)`),
+    s('line', { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: 'base' }),
+    points.flatMap((p, i) => {
+      const x = (i * slot + 1).toFixed(1);
+      const ok = scale(p.completed ?? 0);
+      const bad = scale(p.failed ?? 0);
+      return [
+        ok > 0 ? s('rect', { class: 'c', x, y: (height - 1 - ok).toFixed(1), width: bar.toFixed(1), height: ok.toFixed(1) }) : null,
+        bad > 0 ? s('rect', { class: 'f', x, y: (height - 1 - ok - bad).toFixed(1), width: bar.toFixed(1), height: bad.toFixed(1) }) : null,
+      ];
+    }),
+  );
+}
+
+/** Jobs list with filters (state, queue, task) and live progress bars. */
+const jobsView = {
+  title: 'Jobs',
+  nav: 'jobs',
+  mount(root, params) {
+    this.filters = { state: params.get('state') ?? '', queue: params.get('queue') ?? '', task: params.get('task') ?? '' };
+    this.limit = PAGE;
+    const state = h('select', { name: 'state' }, h('option', { value: '' }, 'any'), STATES.map((st) => h('option', { value: st, selected: st === this.filters.state }, st)));
+    state.value = this.filters.state;
+    const queue = h('input', { name: 'queue', value: this.filters.queue, placeholder: 'any queue' });
+    const task = h('input', { name: 'task', value: this.filters.task, placeholder: 'any task' });
+    const apply = () => {
+      const q = new URLSearchParams();
+      if (state.value) q.set('state', state.value);
+      if (queue.value.trim()) q.set('queue', queue.value.trim());
+      if (task.value.trim()) q.set('task', task.value.trim());
+      const query = q.toString();
+      location.hash = `#/jobs${query ? `?${query}` : ''}`;
+    };
+    state.addEventListener('change', apply);
+    const form = h(
+      'form',
+      { class: 'filters', id: 'job-filters', onsubmit: (e) => (e.preventDefault(), apply()) },
+      h('label', {}, 'State', state),
+      h('label', {}, 'Queue', queue),
+      h('label', {}, 'Task', task),
+      h('button', { type: 'submit' }, 'Filter'),
+      h('a', { href: '#/jobs', class: 'btn' }, 'Clear'),
+    );
+    this.body = h('div');
+    this.more = h('div', { class: 'more' });
+    root.append(h('h1', {}, 'Jobs'), form, this.body, this.more);
+  },
+  async refresh() {
+    const q = new URLSearchParams();
+    for (const [key, value] of Object.entries(this.filters)) if (value) q.set(key, value);
+    q.set('limit', String(this.limit));
+    const data = await api(`api/jobs?${q}`);
+    const jobs = listOf(data, 'items');
+    if (!jobs.length) {
+      this.body.replaceChildren(h('div', { class: 'panel empty' }, 'No jobs match.'));
+      this.more.replaceChildren();
+      return;
+    }
+    this.body.replaceChildren(
+      h(
+        'table',
+        { id: 'jobs' },
+        h('thead', {}, h('tr', {}, ['ID', 'Task', 'Queue', 'State', 'Progress', 'Attempt', 'Created', 'Finished', ''].map((t, i) => h('th', { class: i === 0 || i === 5 ? 'num' : undefined }, t)))),
+        h(
+          'tbody',
+          {},
+          jobs.map((job) =>
+            h(
+              'tr',
+              { 'data-job-id': job.id, 'data-state': job.state },
+              h('td', { class: 'num' }, h('a', { href: `#/jobs/${job.id}` }, `#${job.id}`)),
+              h('td', {}, h('span', { class: 'clip mono' }, job.task)),
+              h('td', {}, job.queue),
+              h('td', {}, badge(viewOf(job))),
+              h('td', {}, progressBar(job)),
+              h('td', { class: 'num' }, `${job.attempt}/${job.maxAttempts}`),
+              h('td', {}, time(job.createdAt)),
+              h('td', {}, job.finishedAt ? time(job.finishedAt) : viewOf(job) === 'delayed' ? h('span', { class: 'muted' }, `runs ${ago(job.runAt)}`) : '—'),
+              h('td', {}, jobActions(job)),
+            ),
+          ),
+        ),
+      ),
+    );
+    const hasMore = Boolean(data && data.nextCursor);
+    this.more.replaceChildren(
+      h(
+        'span',
+        {},
+        h('span', { class: 'muted' }, `${jobs.length} shown`),
+        hasMore && this.limit < MAX_LIMIT ? [' ', h('button', { type: 'button', onclick: () => ((this.limit = Math.min(MAX_LIMIT, this.limit + PAGE)), refreshSoon()) }, 'Show more')] : null,
+      ),
+    );
+  },
+};
+
+/** One job: payload, result, progress, checkpoint, attempts' errors, timeline, lease. */
+const jobView = {
+  title: 'Job',
+  nav: 'jobs',
+  mount(root, params) {
+    this.id = params.get('id');
+    this.body = h('div');
+    root.append(this.body);
+  },
+  async refresh() {
+    let job;
+    try {
+      job = await api(`api/jobs/${encodeURIComponent(this.id)}`);
+    } catch (error) {
+      if (error.status === 404) {
+        this.body.replaceChildren(h('h1', {}, `Job #${this.id}`), h('div', { class: 'panel empty' }, error.message));
+        return;
+      }
+      throw error;
+    }
+    document.title = `Baton · job #${job.id}`;
+    const view = viewOf(job);
+    const errors = job.errors ?? [];
+    const summary = [
+      ['Task', h('span', { class: 'mono' }, job.task)],
+      ['Queue', h('a', { href: `#/jobs?queue=${encodeURIComponent(job.queue)}` }, job.queue)],
+      ['State', job.state],
+      ['Priority', String(job.priority)],
+      ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
+      ['Timeout', job.timeoutMs === null ? 'none' : duration(job.timeoutMs)],
+      ['Key', job.key ?? '—'],
+      ['Run at', time(job.runAt)],
+      ['Lease holder', job.leaseOwner ? h('span', { class: 'mono', id: 'job-lease' }, job.leaseOwner) : '—'],
+      ['Lease expires', time(job.leaseExpiresAt)],
+      ['Cancel requested', time(job.cancelRequestedAt)],
+      ['Cancel reason', job.cancelReason ?? '—'],
+      ['Schedule', job.scheduleName ? h('span', {}, job.scheduleName, job.scheduledFor ? h('span', { class: 'muted' }, ` tick ${formatTime(job.scheduledFor)}`) : null) : '—'],
+    ];
+    const timeline = [{ at: job.createdAt, text: 'created' }];
+    if (job.runAt && job.runAt !== job.createdAt && new Date(job.runAt) > new Date(job.createdAt)) timeline.push({ at: job.runAt, text: 'due' });
+    for (const e of errors) timeline.push({ at: e.time, text: `attempt ${e.attempt} failed`, kind: 'bad' });
+    if (job.startedAt) timeline.push({ at: job.startedAt, text: `attempt ${job.attempt} started${job.leaseOwner ? ` on ${job.leaseOwner}` : ''}` });
+    if (job.cancelRequestedAt) timeline.push({ at: job.cancelRequestedAt, text: 'cancel requested', kind: 'bad' });
+    if (job.finishedAt) timeline.push({ at: job.finishedAt, text: job.state, kind: job.state === 'completed' ? 'good' : 'bad' });
+    timeline.sort((a, b) => new Date(a.at) - new Date(b.at));
+    const runningFor = job.startedAt && !job.finishedAt && job.state === 'running' ? ` · running ${duration(Date.now() - new Date(job.startedAt).getTime())}` : '';
+    const took = job.startedAt && job.finishedAt ? ` · last attempt took ${duration(new Date(job.finishedAt) - new Date(job.startedAt))}` : '';
+
+    this.body.replaceChildren(
+      h('h1', {}, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', `#${job.id}`, h('span', { class: 'mono' }, job.task), h('span', { id: 'job-state', 'data-state': job.state }, badge(view)), jobActions(job)),
+      h('div', { class: 'panel' }, h('h2', { style: undefined }, 'Progress'), progressBar(job, true), h('span', { class: 'muted' }, runningFor || took)),
+      h(
+        'div',
+        { class: 'grid2' },
+        h('div', { class: 'panel' }, h('h2', {}, 'Summary'), h('dl', { class: 'kv' }, summary.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))),
+        h('div', { class: 'panel' }, h('h2', {}, 'Timeline'), h('ul', { class: 'timeline', id: 'job-timeline' }, timeline.map((t) => h('li', { class: t.kind }, h('span', { title: t.at }, formatTime(t.at)), ' — ', t.text)))),
+      ),
+      h(
+        'div',
+        { class: 'grid2' },
+        h('div', { class: 'panel' }, h('h2', {}, 'Payload'), h('pre', { id: 'job-payload' }, json(job.payload))),
+        h(
+          'div',
+          { class: 'panel' },
+          h('h2', {}, 'Result'),
+          h('pre', { id: 'job-result' }, job.result === null || job.result === undefined ? '—' : json(job.result)),
+          h('h2', {}, 'Checkpoint'),
+          h('pre', { id: 'job-checkpoint' }, job.checkpoint === null || job.checkpoint === undefined ? '—' : json(job.checkpoint)),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'panel', id: 'job-errors' },
+        h('h2', {}, `Errors (${errors.length})`),
+        errors.length
+          ? errors.map((e) =>
+              h(
+                'div',
+                { class: 'attempt-error', 'data-attempt': e.attempt },
+                h('div', {}, h('strong', {}, `Attempt ${e.attempt}`), h('span', { class: 'muted' }, ` · ${formatTime(e.time)}`)),
+                h('div', { class: 'msg' }, e.message),
+                e.stack ? h('pre', {}, e.stack) : null,
+              ),
+            )
+          : h('div', { class: 'muted' }, 'No failed attempts.'),
+      ),
+    );
+  },
+};
+
+/** Schedules and services, with pause / resume / trigger. */
+const schedulesView = {
+  title: 'Schedules & services',
+  nav: 'schedules',
+  mount(root) {
+    this.schedules = h('div');
+    this.services = h('div');
+    root.append(h('h1', {}, 'Schedules'), this.schedules, h('h1', { class: 'section' }, 'Services'), this.services);
+  },
+  async refresh() {
+    const [schedules, services] = await Promise.all([api('api/schedules').then((d) => listOf(d, 'schedules')), api('api/services').then((d) => listOf(d, 'services'))]);
+    const admin = (kind, item) =>
+      h(
+        'span',
+        { class: 'actions' },
+        item.paused
+          ? actionButton('Resume', `api/${kind}/${encodeURIComponent(item.name)}/resume`, { action: 'resume', done: `${item.name} resumed` })
+          : actionButton('Pause', `api/${kind}/${encodeURIComponent(item.name)}/pause`, { action: 'pause', done: `${item.name} paused` }),
+        actionButton('Trigger', `api/${kind}/${encodeURIComponent(item.name)}/trigger`, { kind: 'primary', action: 'trigger', done: `${item.name} triggered` }),
+      );
+    const status = (item) => (item.paused ? badge('paused') : badge('active'));
+    this.schedules.replaceChildren(
+      schedules.length
+        ? h(
+            'table',
+            { id: 'schedules' },
+            h('thead', {}, h('tr', {}, ['Name', 'Cadence', 'Task', 'Queue', 'Status', 'Next run', 'Last run', 'Last worker', ''].map((t) => h('th', {}, t)))),
+            h(
+              'tbody',
+              {},
+              schedules.map((sc) =>
+                h(
+                  'tr',
+                  { 'data-schedule': sc.name },
+                  h('td', {}, h('strong', {}, sc.name)),
+                  h('td', { class: 'mono' }, sc.cadence ?? sc.cron ?? (sc.every ? `every ${duration(sc.every)}` : '—')),
+                  h('td', {}, h('a', { href: `#/jobs?task=${encodeURIComponent(sc.task)}` }, sc.task)),
+                  h('td', {}, sc.queue),
+                  h('td', {}, status(sc)),
+                  h('td', {}, time(sc.nextRunAt)),
+                  h('td', {}, time(sc.lastRunAt)),
+                  h('td', { class: 'mono' }, sc.lastWorker ?? '—'),
+                  h('td', {}, admin('schedules', sc)),
+                ),
+              ),
+            ),
+          )
+        : h('div', { class: 'panel empty' }, 'No schedules.'),
+    );
+    this.services.replaceChildren(
+      services.length
+        ? h(
+            'table',
+            { id: 'services' },
+            h('thead', {}, h('tr', {}, ['Name', 'Status', 'Held by', 'Last run', 'Next run', 'Failures', 'Last error', ''].map((t) => h('th', {}, t)))),
+            h(
+              'tbody',
+              {},
+              services.map((sv) =>
+                h(
+                  'tr',
+                  { 'data-service': sv.name },
+                  h('td', {}, h('strong', {}, sv.name)),
+                  h('td', {}, status(sv)),
+                  h('td', { class: 'mono' }, sv.holder ? [sv.holder, h('span', { class: 'muted' }, ` until ${formatTime(sv.holderUntil)}`)] : '—'),
+                  h('td', {}, time(sv.lastRunAt)),
+                  h('td', {}, sv.nextRunAt ? time(sv.nextRunAt) : h('span', { class: 'muted' }, 'when triggered')),
+                  h('td', { class: 'num' }, String(sv.failures ?? 0)),
+                  h('td', {}, sv.lastError ? h('span', { class: 'clip', title: sv.lastError }, sv.lastError) : '—'),
+                  h('td', {}, admin('services', sv)),
+                ),
+              ),
+            ),
+          )
+        : h('div', { class: 'panel empty' }, 'No services.'),
+    );
+  },
+};
+
+/** Live worker processes from the registry. */
+const workersView = {
+  title: 'Workers',
+  nav: 'workers',
+  mount(root) {
+    this.body = h('div');
+    root.append(h('h1', {}, 'Workers'), this.body);
+  },
+  async refresh() {
+    const workers = listOf(await api('api/workers'), 'workers');
+    this.body.replaceChildren(
+      workers.length
+        ? h(
+            'table',
+            { id: 'workers' },
+            h('thead', {}, h('tr', {}, ['Worker', 'Host', 'PID', 'Started', 'Last heartbeat', 'Concurrency', 'Queues', 'Running jobs'].map((t) => h('th', {}, t)))),
+            h(
+              'tbody',
+              {},
+              workers.map((w) =>
+                h(
+                  'tr',
+                  { 'data-worker': w.id },
+                  h('td', { class: 'mono' }, w.id),
+                  h('td', {}, w.host),
+                  h('td', { class: 'num' }, String(w.pid)),
+                  h('td', {}, time(w.startedAt)),
+                  h('td', {}, time(w.lastHeartbeatAt)),
+                  h('td', { class: 'num' }, `${(w.running ?? []).length} / ${w.concurrency}`),
+                  h('td', {}, (w.queues ?? []).join(', ')),
+                  h('td', {}, (w.running ?? []).length ? (w.running ?? []).flatMap((id, i) => [i ? ', ' : null, h('a', { href: `#/jobs/${id}` }, `#${id}`)]) : h('span', { class: 'muted' }, 'idle')),
+                ),
+              ),
+            ),
+          )
+        : h('div', { class: 'panel empty' }, 'No live workers.'),
+    );
+  },
+};
+
+// ---------------------------------------------------------------- router and refresh
+
+let current = null; // { view, key }
+let refreshing = false;
+let pending = false;
+
+function route() {
+  const hash = location.hash.replace(/^#/, '') || '/queues';
+  const [path, query = ''] = hash.split('?');
+  const params = new URLSearchParams(query);
+  const parts = path.split('/').filter(Boolean);
+  if (parts[0] === 'jobs' && parts[1]) {
+    params.set('id', parts[1]);
+    return { view: jobView, params };
+  }
+  const views = { queues: queuesView, jobs: jobsView, schedules: schedulesView, workers: workersView };
+  return { view: views[parts[0]] ?? queuesView, params };
+}
+
+function show() {
+  const { view, params } = route();
+  const main = document.getElementById('view');
+  main.replaceChildren();
+  main.removeAttribute('data-ready');
+  main.setAttribute('data-view', view === jobView ? 'job' : view.nav);
+  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === view.nav);
+  document.title = `Baton · ${view.title}`;
+  const instance = Object.create(view);
+  instance.mount(main, params);
+  current = instance;
+  refreshSoon();
+}
+
+/** Re-fetches the visible view; calls while one is in flight fold into one more. */
+async function refreshSoon() {
+  if (refreshing) {
+    pending = true;
+    return;
+  }
+  refreshing = true;
+  try {
+    do {
+      pending = false;
+      const view = current;
+      try {
+        await view.refresh();
+        if (view === current) document.getElementById('view').setAttribute('data-ready', String(Date.now()));
+      } catch (error) {
+        if (view === current) flash(error.message);
+      }
+    } while (pending);
+  } finally {
+    refreshing = false;
+  }
+}
+
+// ---------------------------------------------------------------- live updates
+
+let eventsAbort = null;
+let live = false;
+
+function setLive(on) {
+  live = on;
+  const el = document.getElementById('live');
+  el.textContent = on ? 'live' : 'offline';
+  el.className = on ? 'live on' : 'live off';
+}
+
+/** Reads /api/events with fetch (EventSource cannot send Authorization); reconnects with backoff. */
+async function connectEvents() {
+  eventsAbort?.abort();
+  const controller = new AbortController();
+  eventsAbort = controller;
+  let backoff = 500;
+  while (!controller.signal.aborted) {
+    try {
+      const res = await fetch(apiUrl('api/events'), { headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal: controller.signal });
+      if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
+      setLive(true);
+      backoff = 500;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer = (buffer + value).replace(/\r\n/g, '\n');
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          onEventBlock(block);
+        }
+      }
+    } catch {
+      // Dropped, refused or aborted: poll until the stream is back.
+    }
+    if (eventsAbort === controller) setLive(false);
+    if (controller.signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, backoff));
+    backoff = Math.min(backoff * 2, 10_000);
+  }
+}
+
+function onEventBlock(block) {
+  let event = 'message';
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue; // heartbeat comment
+    if (line.startsWith('event:')) event = line.slice(6).trim();
+  }
+  if (event === 'change') refreshSoon();
+}
+
+// ---------------------------------------------------------------- token
+
+function setupToken() {
+  const form = document.getElementById('token-form');
+  const input = document.getElementById('token-input');
+  const describe = () => (input.placeholder = token() ? 'token saved (this tab)' : 'bearer token (optional)');
+  describe();
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const value = input.value.trim();
+    if (value) sessionStorage.setItem(TOKEN_KEY, value);
+    else sessionStorage.removeItem(TOKEN_KEY);
+    input.value = '';
+    describe();
+    flash(value ? 'Token saved for this tab' : 'Token cleared', true);
+    connectEvents();
+    refreshSoon();
+  });
+}
+
+// ---------------------------------------------------------------- start
+
+setupToken();
+window.addEventListener('hashchange', show);
+show();
+connectEvents();
+setInterval(() => {
+  if (!live && document.visibilityState === 'visible') refreshSoon();
+}, POLL_MS);
+// Relative times ("3s ago") and running durations age even without changes.
+setInterval(() => {
+  if (live && document.visibilityState === 'visible') refreshSoon();
+}, 15_000);

@@ -1,0 +1,46 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { ConfigError } from '../errors.js';
+
+/** Hosts that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The tokens from options, else `BATON_API_TOKEN` (read-only) and `BATON_ADMIN_TOKEN` (admin). */
+export function tokensFromEnv(options: { readToken?: string | undefined; adminToken?: string | undefined }): { readToken?: string; adminToken?: string } {
+  const readToken = options.readToken ?? (process.env.BATON_API_TOKEN || undefined);
+  const adminToken = options.adminToken ?? (process.env.BATON_ADMIN_TOKEN || undefined);
+  return { ...(readToken ? { readToken } : {}), ...(adminToken ? { adminToken } : {}) };
+}
+
+/**
+ * Listens with `fetch` on host:port (Node http through @hono/node-server).
+ * Refuses a non-loopback host when no token is configured: an open API on the
+ * network would let anyone enqueue and cancel jobs.
+ * @returns the URL and close()
+ * @throws ConfigError for an open API on a non-loopback host; the listen error (port in use…)
+ */
+export async function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  options: { host: string; port: number; tokens: { readToken?: string; adminToken?: string } },
+): Promise<{ url: string; close(): Promise<void> }> {
+  if (!options.tokens.readToken && !options.tokens.adminToken && !isLoopback(options.host)) {
+    throw new ConfigError(`refusing to serve on ${options.host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access) or --admin-token, or listen on 127.0.0.1`);
+  }
+  const server = serve({ fetch, port: options.port, hostname: options.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', () => resolve());
+    server.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API (`GET /api/openapi.json`). Kept by
+ * hand next to the routes; test/http/api.test.ts checks that every route is in it.
+ */
+const error = { $ref: '#/components/responses/Error' };
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const ok = (description: string, schema: object = { type: 'object' }) => ({ description, ...json(schema) });
+const errors = { '400': error, '401': error, '403': error, '404': error, '409': error, '413': error, '415': error };
+const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+const emptyBody = { required: false, ...json({ type: 'object' }) };
+
+function admin(noun: 'schedules' | 'services'): Record<string, object> {
+  const paths: Record<string, object> = {
+    [`/api/${noun}`]: { get: { summary: `List ${noun}`, responses: { '200': ok(noun), ...errors } } },
+  };
+  for (const action of ['pause', 'resume', 'trigger']) {
+    paths[`/api/${noun}/{name}/${action}`] = {
+      post: { summary: `${action} a ${noun.slice(0, -1)} (admin)`, parameters: [nameParam], requestBody: emptyBody, responses: { '200': ok(action), ...errors } },
+    };
+  }
+  return paths;
+}
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry. Bearer tokens: read (GET) and admin (everything). State-changing requests need Content-Type: application/json.' },
+  components: {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    responses: {
+      Error: {
+        description: 'An error: validation/bad JSON 400, no or bad token 401, read token on a write or foreign Origin 403, unknown id or task 404, wrong state 409, body too large 413, wrong content type 415',
+        ...json({ type: 'object', properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, issues: { type: 'array' }, state: { type: 'string' } } } } }),
+      },
+    },
+    schemas: {
+      Job: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' }, queue: { type: 'string' }, task: { type: 'string' }, payload: {}, state: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] },
+          view: { enum: ['queued', 'delayed', 'retrying', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
+          priority: { type: 'integer' }, runAt: { type: 'string', format: 'date-time' }, attempt: { type: 'integer' }, maxAttempts: { type: 'integer' },
+          timeoutMs: { type: ['integer', 'null'] }, key: { type: ['string', 'null'] }, progress: { type: ['object', 'null'] }, checkpoint: {}, result: {},
+          errors: { type: 'array', items: { type: 'object', properties: { attempt: { type: 'integer' }, time: { type: 'string' }, message: { type: 'string' }, stack: { type: ['string', 'null'] } } } },
+          cancelRequestedAt: { type: ['string', 'null'] }, cancelReason: { type: ['string', 'null'] }, createdAt: { type: 'string' }, startedAt: { type: ['string', 'null'] }, finishedAt: { type: ['string', 'null'] },
+          leaseOwner: { type: ['string', 'null'] }, leaseExpiresAt: { type: ['string', 'null'] }, scheduleName: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+  security: [{ bearer: [] }, {}],
+  paths: {
+    '/healthz': { get: { summary: 'Health (no token needed)', security: [], responses: { '200': ok('ok', { type: 'object', properties: { ok: { const: true }, driver: { type: 'string' } } }) } } },
+    '/api/openapi.json': { get: { summary: 'This document', responses: { '200': ok('OpenAPI 3.1') } } },
+    '/api/jobs': {
+      post: {
+        summary: 'Enqueue a job (admin)',
+        requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string' }, priority: { type: 'integer' }, runAt: { type: 'string', format: 'date-time' }, delay: { type: 'integer' }, maxAttempts: { type: 'integer' }, timeout: { type: 'integer' }, key: { type: 'string' } } } } }) },
+        responses: { '201': ok('the job', ref('Job')), ...errors },
+      },
+      get: {
+        summary: 'List jobs, newest first',
+        parameters: [
+          { name: 'state', in: 'query', schema: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
+          { name: 'queue', in: 'query', schema: { type: 'string' } },
+          { name: 'task', in: 'query', schema: { type: 'string' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
+          { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'nextCursor of the previous page' },
+        ],
+        responses: { '200': ok('a page', { type: 'object', properties: { items: { type: 'array', items: ref('Job') }, nextCursor: { type: ['string', 'null'] } } }), ...errors },
+      },
+    },
+    '/api/jobs/{id}': { get: { summary: 'One job', parameters: [idParam], responses: { '200': ok('the job', ref('Job')), ...errors } } },
+    '/api/jobs/{id}/cancel': {
+      post: {
+        summary: 'Cancel a job (admin): queued → cancelled; running → its worker aborts it; terminal → 409',
+        parameters: [idParam],
+        requestBody: { required: false, ...json({ type: 'object', properties: { reason: { type: 'string' } } }) },
+        responses: { '200': ok('outcome', { type: 'object', properties: { outcome: { enum: ['cancelled', 'requested'] }, job: ref('Job') } }), ...errors },
+      },
+    },
+    '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/workers': { get: { summary: 'Live worker processes (any host)', responses: { '200': ok('workers'), ...errors } } },
+    ...admin('schedules'),
+    ...admin('services'),
+    '/api/events': { get: { summary: 'Server-Sent Events: `change` events with counts and running jobs; `access_token` query parameter accepted', responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors } } },
+    '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format', content: { 'text/plain': {} } }, ...errors } } },
+  },
+} as const;

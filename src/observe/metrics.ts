@@ -1,0 +1,119 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Baton } from '../baton.js';
+import { JOB_STATES } from '../job/types.js';
+import type { Worker } from '../worker/worker.js';
+
+/**
+ * Prometheus metrics (prom-client, one Registry per call: two apps in a process
+ * never share or clash). Counters and histograms are fed from events of THIS
+ * process: its client's `job:enqueued` and the events of every worker its Baton
+ * created (before or after this call). Gauges are read from the store at scrape
+ * time, so they show the whole fleet.
+ *
+ * | name | type | labels | what |
+ * |---|---|---|---|
+ * | `baton_jobs_enqueued_total` | counter | queue, task | jobs created by this process's client (a `key` that found an existing job does not count) |
+ * | `baton_jobs_completed_total` | counter | queue, task | jobs this process's workers completed |
+ * | `baton_jobs_failed_total` | counter | queue, task, final | failed attempts; `final="true"` when the job is now `failed` for good, `"false"` when it will be retried |
+ * | `baton_jobs_cancelled_total` | counter | queue, task | running jobs this process's workers recorded cancelled |
+ * | `baton_jobs_released_total` | counter | queue, task | jobs released back to queued at shutdown |
+ * | `baton_lease_losses_total` | counter | queue, task | leases this process's workers lost to another worker |
+ * | `baton_job_duration_seconds` | histogram | queue, task | claim to completion of completed jobs |
+ * | `baton_job_queue_wait_seconds` | histogram | queue, task | due time (runAt) to claim, per claim |
+ * | `baton_cancel_latency_seconds` | histogram | queue, task | cancel request stored to `job:cancelled` (running jobs) |
+ * | `baton_jobs_running` | gauge | queue | running jobs in the database (every worker), at scrape |
+ * | `baton_queue_jobs` | gauge | queue, state | jobs per queue and stored state, at scrape |
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Prometheus text exposition format (reads the store for the gauges). */
+  text(): Promise<string>;
+  readonly contentType: string;
+  /** Stops listening to events. */
+  close(): void;
+}
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+/** Creates the metrics of `baton`; see the table above for names. */
+export function createMetrics(baton: Baton): Metrics {
+  const registry = new Registry();
+  const counter = (name: string, help: string, labels = ['queue', 'task']) => new Counter({ name, help, labelNames: labels, registers: [registry] });
+  const histogram = (name: string, help: string) => new Histogram({ name, help, labelNames: ['queue', 'task'], buckets: SECONDS, registers: [registry] });
+  const enqueued = counter('baton_jobs_enqueued_total', 'Jobs enqueued by this process');
+  const completed = counter('baton_jobs_completed_total', 'Jobs completed by workers of this process');
+  const failed = counter('baton_jobs_failed_total', 'Failed attempts in workers of this process; final="true" when the job failed for good', ['queue', 'task', 'final']);
+  const cancelled = counter('baton_jobs_cancelled_total', 'Running jobs cancelled in workers of this process');
+  const released = counter('baton_jobs_released_total', 'Jobs released back to queued at shutdown by workers of this process');
+  const leaseLosses = counter('baton_lease_losses_total', 'Job leases lost by workers of this process');
+  const duration = histogram('baton_job_duration_seconds', 'Claim to completion of completed jobs');
+  const queueWait = histogram('baton_job_queue_wait_seconds', 'Due time (runAt) to claim');
+  const cancelLatency = histogram('baton_cancel_latency_seconds', 'Cancel request stored to job cancelled');
+
+  // Gauges read the store at scrape; one query serves both.
+  let snapshot: Promise<Array<{ queue: string; state: string; count: number }>> | undefined;
+  const counts = () => (snapshot ??= baton.queueCounts().finally(() => setImmediate(() => (snapshot = undefined))));
+  new Gauge({
+    name: 'baton_jobs_running',
+    help: 'Running jobs in the database, by queue',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const row of await counts()) if (row.state === 'running') this.set({ queue: row.queue }, row.count);
+    },
+  });
+  new Gauge({
+    name: 'baton_queue_jobs',
+    help: 'Jobs in the database by queue and state',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await counts();
+      for (const queue of new Set(rows.map((r) => r.queue))) {
+        for (const state of JOB_STATES) this.set({ queue, state }, rows.find((r) => r.queue === queue && r.state === state)?.count ?? 0);
+      }
+    },
+  });
+
+  const labels = (job: { queue: string; task: string }) => ({ queue: job.queue, task: job.task });
+  const offs: Array<() => void> = [];
+  const watched = new WeakSet<Worker>();
+  const watch = (worker: Worker) => {
+    if (watched.has(worker)) return;
+    watched.add(worker);
+    offs.push(
+      worker.on('job:claimed', ({ job }) => {
+        if (job.startedAt) queueWait.observe(labels(job), Math.max(0, job.startedAt.getTime() - job.runAt.getTime()) / 1000);
+      }),
+      worker.on('job:completed', ({ job, durationMs }) => {
+        completed.inc(labels(job));
+        duration.observe(labels(job), durationMs / 1000);
+      }),
+      worker.on('job:failed', ({ job, retryAt }) => failed.inc({ ...labels(job), final: String(retryAt === null) })),
+      worker.on('job:cancelled', ({ job }) => {
+        cancelled.inc(labels(job));
+        // The request time is in the database (it may have come from any process).
+        baton.getJob(job.id).then(
+          (row) => {
+            if (row.cancelRequestedAt && row.finishedAt) cancelLatency.observe(labels(job), Math.max(0, row.finishedAt.getTime() - row.cancelRequestedAt.getTime()) / 1000);
+          },
+          () => undefined,
+        );
+      }),
+      worker.on('job:released', ({ job }) => released.inc(labels(job))),
+      worker.on('lease:lost', ({ job }) => leaseLosses.inc(labels(job))),
+    );
+  };
+  offs.push(baton.on('job:enqueued', ({ job }) => enqueued.inc(labels(job))));
+  offs.push(baton.on('worker:created', ({ worker }) => watch(worker)));
+  for (const worker of baton.localWorkers()) watch(worker);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+    close: () => offs.splice(0).forEach((off) => off()),
+  };
+}

@@ -1,0 +1,289 @@
+/**
+ * The dashboard in a real browser (headless Debian chromium via playwright-core),
+ * over the real HTTP app on a port, a temp database and a worker in this process
+ * running real jobs. Waits are on the page's DOM (waitForFunction / locators) and on
+ * worker events, never on sleeps.
+ *
+ * Runs in the sqlite vitest project only: the dashboard talks to the HTTP API, which
+ * is driver-independent (the API tests cover both drivers), and a browser is slow.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { createHttpApp, defineService, defineTask, type AnyTask, type Baton } from 'baton';
+import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
+import { testDriver } from '../helpers/db.js';
+import { waitForEvent } from '../helpers/events.js';
+import { openKitBaton } from '../helpers/kit-baton.js';
+
+const enabled = testDriver === 'sqlite' && chromiumAvailable();
+
+const XSS = '<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>';
+
+let browser: Browser;
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+beforeAll(async () => {
+  if (enabled) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/**
+ * A Baton with the kit, a started worker on `queues`, the HTTP app on a port and a
+ * fresh browser page. `flaky` fails until `flaky.allow` is set.
+ */
+async function setup(
+  options: { queues?: string[]; extraTasks?: AnyTask[]; services?: Parameters<Baton['worker']>[0]['services']; readToken?: string; adminToken?: string } = {},
+) {
+  const { baton, kit } = await openKitBaton();
+  const flakyState = { allow: false };
+  const flaky = defineTask('flaky', {
+    maxAttempts: 1,
+    handler: async (payload: { label?: string }) => {
+      if (!flakyState.allow) throw new Error(`flaky is not allowed yet (${payload.label ?? 'no label'})`);
+      return { ok: true, label: payload.label ?? null };
+    },
+  });
+  const tasks = [...kit.tasks, flaky, ...(options.extraTasks ?? [])];
+  const worker = baton.worker({ tasks, queues: options.queues ?? ['default'], concurrency: 8, services: options.services ?? [] });
+  // Services run as soon as the worker starts: listen first.
+  const firstServiceRun = options.services?.length ? waitForEvent(worker, 'service:completed') : undefined;
+  await worker.start();
+  const app = createHttpApp(baton, { tasks, eventsInterval: 100, readToken: options.readToken, adminToken: options.adminToken });
+  const server = await listen(app.fetch);
+  stops.push(() => server.close());
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  stops.push(() => context.close());
+  const page = await context.newPage();
+  const watched = watchPage(page);
+  return { baton, kit, worker, flaky, flakyState, firstServiceRun, url: server.url, page, pageErrors: watched.errors };
+}
+
+/** Opens `hash` and waits until the view rendered data at least once. */
+async function open(page: Page, url: string, hash: string): Promise<void> {
+  await page.goto(`${url}/${hash}`);
+  await page.waitForSelector('main#view[data-ready]');
+}
+
+
+describe.skipIf(!enabled)('dashboard in a browser', () => {
+  it('shows a running job’s progress advancing live, and cancels it from the page', async () => {
+    const { baton, kit, worker, url, page, pageErrors } = await setup();
+    const claimed = waitForEvent(worker, 'job:claimed');
+    const job = await baton.enqueue(kit.steps, { steps: 400, stepMs: 50 });
+    await claimed;
+    await waitForEvent(worker, 'job:progress', (e) => e.job.id === job.id);
+
+    await open(page, url, `#/jobs/${job.id}`);
+    // Progress arrives through /api/events → re-fetch, without a reload.
+    const first = await waitForProgressAbove(page, '#job-progress', 0);
+    expect(await waitForProgressAbove(page, '#job-progress', first)).toBeGreaterThan(first);
+    await expect.poll(() => page.locator('#job-state').getAttribute('data-state')).toBe('running');
+    expect(await page.locator('#job-lease').textContent()).toBe(worker.id);
+
+    const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id);
+    await page.click('button[data-action="cancel"]');
+    await cancelled;
+    await page.waitForSelector('#job-state[data-state="cancelled"]');
+    await page.waitForSelector('button[data-action="retry"]');
+    expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
+    expect((await baton.getJob(job.id)).state).toBe('cancelled');
+    expect(await page.locator('#job-timeline').textContent()).toContain('cancel requested');
+
+    // The jobs list shows it cancelled too, and a new running job's bar moves there.
+    const claimedNext = waitForEvent(worker, 'job:claimed');
+    const next = await baton.enqueue(kit.steps, { steps: 400, stepMs: 50 });
+    await claimedNext;
+    await open(page, url, '#/jobs');
+    await page.waitForSelector(`tr[data-job-id="${job.id}"][data-state="cancelled"]`);
+    const rowBar = `tr[data-job-id="${next.id}"] progress`;
+    await page.waitForSelector(rowBar);
+    const rowFirst = await progressValue(page, rowBar);
+    expect(await waitForProgressAbove(page, rowBar, rowFirst)).toBeGreaterThan(rowFirst);
+    await baton.cancel(next.id);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('retries a failed job from the page and shows it completed', async () => {
+    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
+    const failed = waitForEvent(worker, 'job:failed');
+    const job = await baton.enqueue(flaky, { label: 'first' });
+    await failed;
+
+    await open(page, url, `#/jobs/${job.id}`);
+    await page.waitForSelector('#job-state[data-state="failed"]');
+    const error = page.locator('#job-errors .attempt-error[data-attempt="1"]');
+    expect(await error.locator('.msg').textContent()).toBe('flaky is not allowed yet (first)');
+    expect(await error.locator('pre').textContent()).toContain('Error: flaky is not allowed yet');
+
+    flakyState.allow = true;
+    const completed = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    await page.click('button[data-action="retry"]');
+    await completed;
+    await page.waitForSelector('#job-state[data-state="completed"]');
+    expect(JSON.parse((await page.locator('#job-result').textContent())!)).toEqual({ ok: true, label: 'first' });
+    // The failed attempt stays in the history.
+    expect(await page.locator('#job-errors .attempt-error').count()).toBe(1);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows a <script> payload and error message as text, and never runs them', async () => {
+    const { baton, kit, worker, url, page, pageErrors } = await setup();
+    // On a queue no worker watches: it stays queued, with its payload on show.
+    const parked = await baton.enqueue('hash', { x: XSS }, { queue: 'parked' });
+    const failed = waitForEvent(worker, 'job:failed');
+    const boom = await baton.enqueue(kit.boom, { message: XSS, kind: 'non-retryable' });
+    await failed;
+
+    await open(page, url, `#/jobs/${parked.id}`);
+    expect(await page.locator('#job-payload').textContent()).toContain(XSS);
+    await page.waitForSelector('text=<script>window.__pwned=1</script>');
+
+    await open(page, url, `#/jobs/${boom.id}`);
+    await page.waitForSelector('#job-state[data-state="failed"]');
+    expect(await page.locator('#job-errors .msg').textContent()).toBe(XSS);
+    expect(await page.locator('#job-payload').textContent()).toContain(XSS);
+
+    await open(page, url, '#/jobs?queue=parked');
+    await page.waitForSelector(`tr[data-job-id="${parked.id}"]`);
+    expect(await pageGlobal(page, '__pwned')).toBeUndefined();
+    // No element was made from the data: no <img src=x> and no injected <script> in the document.
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    expect(await scriptsContaining(page, '__pwned')).toBe(0);
+    expect((await baton.getJob(parked.id)).state).toBe('queued');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('with tokens configured: asks for one, keeps it in sessionStorage, reads with the read token and acts only with the admin token', async () => {
+    const { baton, kit, worker, url, page } = await setup({ readToken: 'reader-secret', adminToken: 'admin-secret' });
+    const failed = waitForEvent(worker, 'job:failed');
+    const job = await baton.enqueue(kit.boom, { kind: 'non-retryable' });
+    await failed;
+
+    await page.goto(`${url}/#/jobs/${job.id}`);
+    await waitForText(page, '#flash', 'enter a token');
+    await page.fill('#token-input', 'reader-secret');
+    await page.click('#token-form button');
+    await page.waitForSelector('#job-state[data-state="failed"]');
+    type Storage = { sessionStorage: { getItem(key: string): string | null } };
+    expect(await page.evaluate(() => (globalThis as unknown as Storage).sessionStorage.getItem('baton.token'))).toBe('reader-secret');
+    await page.waitForSelector('#live.on'); // /api/events with the bearer header
+
+    await page.click('button[data-action="retry"]');
+    await waitForText(page, '#flash', 'admin token');
+    expect((await baton.getJob(job.id)).state).toBe('failed');
+
+    await page.fill('#token-input', 'admin-secret');
+    await page.click('#token-form button');
+    const retried = waitForEvent(worker, 'job:failed', (e) => e.job.id === job.id);
+    await page.click('button[data-action="retry"]');
+    await retried;
+    // Retry starts over at attempt 0; the history keeps both failures.
+    await waitForCount(page, '#job-errors .attempt-error', 2);
+    expect((await baton.getJob(job.id)).errors).toHaveLength(2);
+  });
+
+  it('pauses, resumes and triggers schedules and services; screenshots every page filled with real jobs', async () => {
+    let reportRuns = 0;
+    const cleanup = defineService('cache-cleanup', {
+      run: async () => {
+        reportRuns++;
+        return new Date(Date.now() + 60 * 60_000);
+      },
+    });
+    const { baton, kit, worker, flaky, firstServiceRun, url, page, pageErrors } = await setup({ queues: ['default', 'emails', 'reports'], services: [cleanup] });
+
+    // A mixed history: completed, failed (with stacks), cancelled, running with progress, queued and delayed.
+    const completions: Promise<unknown>[] = [];
+    for (let i = 0; i < 6; i++) {
+      const done = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'hash' && e.job.payload !== null && (e.job.payload as { n?: number }).n === i);
+      completions.push(done);
+      await baton.enqueue(kit.hash, { n: i, to: `user${i}@example.com` }, { queue: i % 2 ? 'emails' : 'default' });
+    }
+    await Promise.all(completions);
+    const failedBoom = waitForEvent(worker, 'job:failed', (e) => e.job.task === 'boom');
+    await baton.enqueue(kit.boom, { message: 'SMTP 550: mailbox unavailable', kind: 'non-retryable' }, { queue: 'emails' });
+    await failedBoom;
+    const failedFlaky = waitForEvent(worker, 'job:failed', (e) => e.job.task === 'flaky');
+    await baton.enqueue(flaky, { label: 'monthly-invoice' }, { queue: 'reports' });
+    await failedFlaky;
+    const runningSteps = [];
+    for (let i = 0; i < 3; i++) {
+      const progressed = waitForEvent(worker, 'job:progress', (e) => e.job.payload !== null && (e.job.payload as { steps: number }).steps === 300 + i);
+      runningSteps.push(await baton.enqueue(kit.steps, { steps: 300 + i, stepMs: 80 }, { queue: i === 2 ? 'reports' : 'default' }));
+      await progressed;
+    }
+    const toCancel = await baton.enqueue(kit.sleepy, { ms: 60_000 }, { queue: 'emails' });
+    await waitForEvent(worker, 'job:claimed', (e) => e.job.id === toCancel.id);
+    const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === toCancel.id);
+    await baton.cancel(toCancel.id, 'user unsubscribed');
+    await cancelled;
+    await baton.enqueue(kit.hash, { n: 'later' }, { queue: 'reports', delay: 3_600_000 });
+    await baton.enqueue('hash', { n: 'parked' }, { queue: 'archive' });
+    await baton.schedule('nightly-report', { cron: '0 3 * * *', timezone: 'Europe/Paris', task: 'hash', payload: { report: 'nightly' }, queue: 'reports' });
+    await baton.schedule('heartbeat-ping', { every: 60_000, task: 'hash', payload: { ping: true } });
+    await firstServiceRun;
+
+    // Overview.
+    await open(page, url, '#/queues');
+    await page.waitForSelector('tr[data-queue="emails"]');
+    expect(await page.locator('[data-total="completed"] .n').textContent()).toBe('6');
+    expect(await page.locator('#queues svg.spark').count()).toBeGreaterThanOrEqual(3);
+    await screenshot(page, '1-overview');
+
+    // Jobs list, then filtered.
+    await open(page, url, '#/jobs');
+    await page.waitForSelector(`tr[data-job-id="${runningSteps[0]!.id}"] progress`);
+    await screenshot(page, '2-jobs');
+    await open(page, url, '#/jobs?state=failed');
+    await page.waitForSelector('tr[data-state="failed"]');
+    expect(await page.locator('#jobs tbody tr').count()).toBe(2);
+    expect(await page.locator('#job-filters select[name="state"]').inputValue()).toBe('failed');
+
+    // Job details: a running one (progress, checkpoint, lease) and a failed one (error, stack).
+    await open(page, url, `#/jobs/${runningSteps[0]!.id}`);
+    await waitForProgressAbove(page, '#job-progress', 0);
+    await waitForText(page, '#job-checkpoint', '"step"');
+    await screenshot(page, '3-job-detail-running');
+    const failedJob = (await baton.listJobs({ state: 'failed', task: 'boom' }))[0]!;
+    await open(page, url, `#/jobs/${failedJob.id}`);
+    await page.waitForSelector('#job-errors .attempt-error');
+    await screenshot(page, '4-job-detail-failed');
+
+    // Schedules and services: pause, resume, trigger.
+    await open(page, url, '#/schedules');
+    const nightly = page.locator('tr[data-schedule="nightly-report"]');
+    await nightly.locator('button[data-action="pause"]').click();
+    await nightly.locator('.badge.paused').waitFor();
+    expect((await baton.schedules.get('nightly-report')).paused).toBe(true);
+    const triggered = waitForEvent(worker, 'job:completed', (e) => e.job.scheduleName === 'nightly-report');
+    await nightly.locator('button[data-action="trigger"]').click();
+    await triggered;
+    const service = page.locator('tr[data-service="cache-cleanup"]');
+    await service.locator('button[data-action="pause"]').click();
+    await service.locator('.badge.paused').waitFor();
+    await service.locator('button[data-action="resume"]').click();
+    await service.locator('.badge.active').waitFor();
+    const runsBefore = reportRuns;
+    const serviceRan = waitForEvent(worker, 'service:completed', (e) => e.service === 'cache-cleanup');
+    await service.locator('button[data-action="trigger"]').click();
+    await serviceRan;
+    expect(reportRuns).toBeGreaterThan(runsBefore);
+    await page.waitForSelector('tr[data-schedule="heartbeat-ping"]');
+    await screenshot(page, '5-schedules-services');
+
+    // Workers: this worker, with its running jobs linked.
+    await open(page, url, '#/workers');
+    const row = page.locator(`tr[data-worker="${worker.id}"]`);
+    await row.waitFor();
+    await row.locator(`a[href="#/jobs/${runningSteps[0]!.id}"]`).waitFor();
+    await screenshot(page, '6-workers');
+
+    for (const job of runningSteps) await baton.cancel(job.id);
+    expect(pageErrors).toEqual([]);
+  });
+});
