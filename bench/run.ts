@@ -15,13 +15,14 @@
  * and a few trials: it checks that the bench runs (the test suite does), its
  * figures mean nothing.
  */
-import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, killAllChildrenNow } from './lib/child.js';
 import { summarizeProfile, type ProfileSummary } from './lib/cpu-profile.js';
 import { dropLeftoverSchemas, drivers, type BenchDriver } from './lib/drivers.js';
+import { writeResults } from './lib/results.js';
 import { round } from './lib/stats.js';
 import { formatNumber, markdownTable } from './lib/table.js';
 import { FULL_SIZES, meets, TINY_SIZES, type Figure, type Workload, type WorkloadContext } from './lib/workload.js';
@@ -229,37 +230,22 @@ for (const run of runs) {
 if (profileRoot) output += `\nProfiles: ${profileRoot} (open in Chrome DevTools → Performance)\n`;
 process.stdout.write(output);
 
-mkdirSync(resultsDir, { recursive: true });
-const file = join(resultsDir, `${stamp}.json`);
-writeFileSync(
-  file,
-  `${JSON.stringify(
-    {
-      at: new Date().toISOString(),
-      driver: args.driverArg,
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      seconds: totalSeconds,
-      loadAverage: { before: loadBefore, after: loadAfter },
-      tiny: args.tiny,
-      sizes,
-      workloads: selected.map((w) => w.name),
-      runs: runs.map((r) => ({
-        driver: r.driver.name,
-        description: r.driver.description,
-        ...(r.unreachable ? { unreachable: r.unreachable } : {}),
-        seconds: r.seconds,
-        figures: r.figures.map((f) => ({ ...f, met: meets(f.value, f.target) })),
-        settings: r.settings,
-        errors: r.errors,
-        profiles: r.profiles,
-      })),
-    },
-    null,
-    2,
-  )}\n`,
-);
+const file = writeResults(resultsDir, stamp, { seconds: totalSeconds, loadAverage: { before: loadBefore, after: loadAfter } }, {
+    driver: args.driverArg,
+    tiny: args.tiny,
+    sizes,
+    workloads: selected.map((w) => w.name),
+    runs: runs.map((r) => ({
+      driver: r.driver.name,
+      description: r.driver.description,
+      ...(r.unreachable ? { unreachable: r.unreachable } : {}),
+      seconds: r.seconds,
+      figures: r.figures.map((f) => ({ ...f, met: meets(f.value, f.target) })),
+      settings: r.settings,
+      errors: r.errors,
+      profiles: r.profiles,
+    })),
+  });
 process.stdout.write(`\nResults: ${file}\n`);
 const unreachable = runs.filter((r) => r.unreachable);
 for (const r of unreachable) process.stderr.write(`\n${r.driver.name}: not run — ${r.unreachable}\n`);

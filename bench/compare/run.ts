@@ -16,12 +16,12 @@
  * is left. `--tiny` runs every workload on a few jobs (checks the harness; its
  * figures mean nothing).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, killAllChildrenNow } from '../lib/child.js';
 import { dropLeftoverSchemas } from '../lib/drivers.js';
+import { writeResults } from '../lib/results.js';
 import { formatNumber, markdownTable } from '../lib/table.js';
 import { allSystems, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
 import { FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
@@ -309,36 +309,21 @@ for (const [name, why] of Object.entries(unreachable)) out += `\n**${name}: not 
 if (left.length) out += `\n**Left behind:** ${left.join(', ')}\n`;
 process.stdout.write(out);
 
-mkdirSync(resultsDir, { recursive: true });
-const file = join(resultsDir, `${stamp}.json`);
-writeFileSync(
-  file,
-  `${JSON.stringify(
-    {
-      at: new Date().toISOString(),
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      seconds: totalSeconds,
-      loadAverage: { before: loadBefore, after: loadAfter },
-      reps: args.reps,
-      tiny: args.tiny,
-      sizes,
-      versions: { baton: batonVersion, 'graphile-worker': '0.17.3', 'pg-boss': '10.4.2', bullmq: '6.7.0', ioredis: '6.0.0', redis: redisVersion },
-      options: Object.fromEntries(systems.map((s) => [s.name, s.options()])),
-      unreachable,
-      stepSeconds,
-      table: tableRows.map((row) => ({
-        ...row,
-        bySystem: Object.fromEntries(systems.map((s) => [s.name, { cells: samples.get(row.key)?.get(s.name) ?? [], ...aggregate(samples.get(row.key)?.get(s.name)) }])),
-      })),
-      runs: raw.map((r) => ({ ...r, result: r.result && { ...r.result } })),
-      leftBehind: left,
-    },
-    null,
-    2,
-  )}\n`,
-);
+const file = writeResults(resultsDir, stamp, { seconds: totalSeconds, loadAverage: { before: loadBefore, after: loadAfter } }, {
+    reps: args.reps,
+    tiny: args.tiny,
+    sizes,
+    versions: { baton: batonVersion, 'graphile-worker': '0.17.3', 'pg-boss': '10.4.2', bullmq: '6.7.0', ioredis: '6.0.0', redis: redisVersion },
+    options: Object.fromEntries(systems.map((s) => [s.name, s.options()])),
+    unreachable,
+    stepSeconds,
+    table: tableRows.map((row) => ({
+      ...row,
+      bySystem: Object.fromEntries(systems.map((s) => [s.name, { cells: samples.get(row.key)?.get(s.name) ?? [], ...aggregate(samples.get(row.key)?.get(s.name)) }])),
+    })),
+    runs: raw.map((r) => ({ ...r, result: r.result && { ...r.result } })),
+    leftBehind: left,
+  });
 process.stdout.write(`\nResults: ${file}\n`);
 for (const [name, why] of Object.entries(unreachable)) process.stderr.write(`\n${name}: not run — ${why}\n`);
 process.exitCode = Object.keys(unreachable).length || errors.size || left.length ? 1 : 0;

@@ -552,14 +552,7 @@ export class PostgresStore implements Store {
     return { due: due.map(pgRowToSchedule), earliest: earliest?.getTime() ?? null };
   }
 
-  async scheduleAdvance(p: {
-    name: string;
-    expectedNextRunAt: number;
-    nextRunAt: number | null;
-    jobs: Array<NewJob & { scheduledFor: number }>;
-    workerId: string;
-    now: number;
-  }): Promise<{ advanced: boolean; jobs: Job[] }> {
+  async scheduleAdvance(p: Parameters<Store['scheduleAdvance']>[0]): Promise<{ advanced: boolean; jobs: Job[] }> {
     const lastTick = p.jobs.length > 0 ? Math.max(...p.jobs.map((j) => j.scheduledFor)) : null;
     return this.#transaction(async (client) => {
       // The compare-and-set: the row lock serializes racing instances; the losers'

@@ -422,14 +422,7 @@ export class SqliteStore implements Store {
     return { due, earliest };
   }
 
-  async scheduleAdvance(p: {
-    name: string;
-    expectedNextRunAt: number;
-    nextRunAt: number | null;
-    jobs: Array<NewJob & { scheduledFor: number }>;
-    workerId: string;
-    now: number;
-  }): Promise<{ advanced: boolean; jobs: Job[] }> {
+  async scheduleAdvance(p: Parameters<Store['scheduleAdvance']>[0]): Promise<{ advanced: boolean; jobs: Job[] }> {
     const insert = this.#sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
       VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @scheduleName, @scheduledFor)
       ON CONFLICT DO NOTHING RETURNING *`);
