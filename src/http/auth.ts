@@ -22,9 +22,21 @@ function isPublic(path: string): boolean {
   return path === '/healthz' || path === '/' || path === '/index.html' || path.startsWith('/assets/');
 }
 
+/** True for `localhost`, `127.x.x.x` and `[::1]` (with or without a port). */
+function isLoopbackHost(host: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}`).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
 /**
  * Bearer-token auth and CSRF defence.
- * - No token configured: everything is open.
+ * - No token configured: everything is open, to requests whose Host is a loopback
+ *   name only (403 otherwise: DNS rebinding).
  * - Tokens configured: GET/HEAD need the read or admin token, anything else the
  *   admin token; `Authorization: Bearer <token>`. For `GET /api/events` (an
  *   EventSource cannot send headers) `?access_token=` is accepted too.
@@ -38,6 +50,11 @@ export function auth(tokens: Tokens): MiddlewareHandler {
   const admin = tokens.adminToken ? digest(tokens.adminToken) : undefined;
   const open = read === undefined && admin === undefined;
   return async (c, next) => {
+    if (open && !isLoopbackHost(c.req.header('host') ?? new URL(c.req.url).host)) {
+      // Without a token the app trusts the machine only; a page whose domain was
+      // pointed at 127.0.0.1 (DNS rebinding) sends its own name as Host.
+      throw new HttpError('forbidden', 'no token is configured, so only loopback host names (localhost, 127.0.0.1, [::1]) are served; configure a token to serve other names');
+    }
     const method = c.req.method;
     const safe = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
     const path = c.req.path;

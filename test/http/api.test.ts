@@ -27,6 +27,11 @@ const boom = defineTask('explode', {
 
 type App = ReturnType<typeof createHttpApp>;
 
+/** How many jobs the API lists (from a loopback host). */
+async function listJobCount(app: App): Promise<number> {
+  return ((await call(app, 'GET', '/api/jobs')).json as { items: unknown[] }).items.length;
+}
+
 async function call(app: App, method: string, path: string, init: { body?: unknown; raw?: string | Uint8Array; token?: string; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
@@ -238,6 +243,18 @@ describe('HTTP API', () => {
       const { app } = await setup();
       await call(app, 'POST', '/api/jobs', { body: { task: 'greet', payload: { name: 'a' } } });
       for (const [method, path] of routes) expect([200, 201, 404, 409], `${method} ${path}`).toContain((await call(app, method, path, { body: bodyFor(path) })).status);
+    });
+
+    it('no token configured: a request for a non-loopback host name is refused (DNS rebinding), loopback names are served', async () => {
+      const { app } = await setup();
+      const at = (host: string, method = 'GET', path = '/api/jobs') =>
+        app.fetch(new Request(`http://${host}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(method === 'GET' ? {} : { body: JSON.stringify({ task: 'greet', payload: { name: 'a' } }) }) }));
+      for (const host of ['attacker.example:8092', 'example.com', '10.0.0.5:8080']) {
+        expect((await at(host)).status, host).toBe(403);
+        expect((await at(host, 'POST')).status, host).toBe(403);
+      }
+      for (const host of ['localhost:8080', '127.0.0.1:8080', '[::1]:8080']) expect((await at(host)).status, host).toBe(200);
+      expect(await listJobCount(app)).toBe(0);
     });
 
     it('tokens configured: missing/bad → 401, read token on GET ok and on writes 403, admin everywhere', async () => {
