@@ -213,10 +213,18 @@ export interface Store {
    * Watches for changes committed by other connections (other processes). Calls
    * `listener` at most once per `intervalMs` when something changed. Returns stop().
    */
-  watchChanges(params: { intervalMs: number; listener: () => void }): () => void;
+  watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void;
 
   /** Closes connections. Later calls fail with StoreError. */
   close(): Promise<void>;
+}
+
+/**
+ * What changed, when the driver knows (a pushed notification): a cancel request of
+ * a running job. Without it, anything may have changed.
+ */
+export interface StoreChange {
+  cancel?: CancelRequest;
 }
 
 /** A job to insert; JSON fields are serialized text. */

@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js';
 import { ServiceRunner } from '../lease/service.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { upsertSchedule } from '../schedule/schedule.js';
+import { applyCancelRequests } from '../cancellation/apply-cancel-requests.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
@@ -12,7 +13,7 @@ import { Loop } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { shutdown } from './shutdown.js';
-import type { WorkerState } from './state.js';
+import { heldRuns, type WorkerState } from './state.js';
 
 /** What `createBaton` hands a worker. */
 export interface WorkerDeps {
@@ -184,7 +185,12 @@ export class Worker {
     this.#unsubscribe.push(
       this.#state.store.watchChanges({
         intervalMs: this.options.watchInterval,
-        listener: () => {
+        listener: (change) => {
+          if (change?.cancel) {
+            // A pushed cancel request names the job: abort it without another read.
+            applyCancelRequests(heldRuns(this.#state), [change.cancel]);
+            return;
+          }
           this.#wake();
           void this.#cancels.runOnce();
         },

@@ -80,7 +80,12 @@ describe('cancel(id) in one process', () => {
 
     const abort = await aborted;
     const done = await cancelled;
-    expect(order).toEqual(['answered', 'aborted', 'cancelled']);
+    // The abort follows the stored request; on PostgreSQL the NOTIFY sent at commit can
+    // reach the worker before the caller's own await resumes, so order by cause, not by
+    // which callback ran first.
+    expect(order.at(-1)).toBe('cancelled');
+    expect(order.slice(0, 2).sort()).toEqual(['aborted', 'answered']);
+    expect(abort.at).toBeGreaterThanOrEqual(answer.job.cancelRequestedAt!.getTime());
     expect(abort.reason).toBeInstanceOf(CancelledError);
     expect((abort.reason as CancelledError).reason).toBe('user asked');
     expect(abort.at - answeredAt).toBeLessThan(2000); // SPEC: cancel poll ≤ 200 ms by default

@@ -5,15 +5,15 @@ const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
 
 /**
- * A dedicated connection that LISTENs on `channels` and calls `onNotify` for each
- * notification. When the connection drops (server restart, network), it logs
+ * A dedicated connection that LISTENs on `channels` and calls `onNotify` with each
+ * notification's channel and payload. When the connection drops (server restart, network), it logs
  * through `onError`, reconnects with backoff, LISTENs again and calls `onNotify`
- * once (anything may have changed while it was away). Never throws.
+ * once without a message (anything may have changed while it was away). Never throws.
  */
 export class PgListener {
   readonly #connectionString: string;
   readonly #channels: string[];
-  readonly #onNotify: () => void;
+  readonly #onNotify: (message?: { channel: string; payload: string | undefined }) => void;
   readonly #onError: (error: unknown, where: string) => void;
   #client: pg.Client | undefined;
   #closed = false;
@@ -21,7 +21,12 @@ export class PgListener {
   #timer: NodeJS.Timeout | undefined;
   readonly ready: Promise<void>;
 
-  constructor(connectionString: string, channels: string[], onNotify: () => void, onError: (error: unknown, where: string) => void) {
+  constructor(
+    connectionString: string,
+    channels: string[],
+    onNotify: (message?: { channel: string; payload: string | undefined }) => void,
+    onError: (error: unknown, where: string) => void,
+  ) {
     this.#connectionString = connectionString;
     this.#channels = channels;
     this.#onNotify = onNotify;
@@ -34,7 +39,7 @@ export class PgListener {
     const client = new pg.Client({ connectionString: this.#connectionString });
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client, new Error('LISTEN connection ended')));
-    client.on('notification', () => this.#onNotify());
+    client.on('notification', (message) => this.#onNotify({ channel: message.channel, payload: message.payload }));
     try {
       await client.connect();
       for (const channel of this.#channels) await client.query(`LISTEN "${channel}"`);

@@ -19,6 +19,7 @@ import type {
   ScheduleRecord,
   ServiceRecord,
   Store,
+  StoreChange,
   StoredError,
   ThroughputRow,
   WorkerRecord,
@@ -615,8 +616,19 @@ export class PostgresStore implements Store {
     return (await this.#query('schedule_remove', 'DELETE FROM :schema.schedules WHERE name = $1 RETURNING 1', [name])).length === 1;
   }
 
-  watchChanges({ listener }: { intervalMs: number; listener: () => void }): () => void {
-    const pgListener = new PgListener(this.#connectionString, [`${this.schema}_jobs`, `${this.schema}_cancel`], listener, this.#onError);
+  watchChanges({ listener }: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void {
+    const cancelChannel = `${this.schema}_cancel`;
+    const onNotify = (message?: { channel: string; payload: string | undefined }) => {
+      if (message?.channel !== cancelChannel || !message.payload) return listener();
+      try {
+        // The trigger sends {"id", "reason"}: the worker can abort at once, without a read.
+        const { id, reason } = JSON.parse(message.payload) as { id: number; reason: string | null };
+        listener({ cancel: { id: Number(id), reason } });
+      } catch {
+        listener();
+      }
+    };
+    const pgListener = new PgListener(this.#connectionString, [`${this.schema}_jobs`, cancelChannel], onNotify, this.#onError);
     this.#listeners.add(pgListener);
     return () => {
       this.#listeners.delete(pgListener);

@@ -4,7 +4,8 @@ import type { Migration } from '../../migration.js';
  * Jobs table, claim/lease/key indexes, and the triggers that wake workers:
  * NOTIFY `<schema>_jobs` when a job becomes queued (sent at commit, so a job
  * enqueued inside a rolled-back transaction wakes nobody), and `<schema>_cancel`
- * with the job id when a running job gets a cancel request.
+ * with `{"id", "reason"}` (JSON; the reason cut at 2,000 characters) when a running
+ * job gets a cancel request.
  * `:schema` is replaced by the quoted schema name, `:channel` by its unquoted name.
  */
 export const migration: Migration = {
@@ -53,7 +54,7 @@ export const migration: Migration = {
 
     CREATE FUNCTION :schema.notify_cancel() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      PERFORM pg_notify(':channel_cancel', NEW.id::text);
+      PERFORM pg_notify(':channel_cancel', json_build_object('id', NEW.id, 'reason', left(NEW.cancel_reason, 2000))::text);
       RETURN NULL;
     END $$;
     CREATE TRIGGER jobs_cancel_requested AFTER UPDATE OF cancel_requested_at ON :schema.jobs
