@@ -169,7 +169,7 @@ async function api(path, { method = 'GET', body } = {}) {
     const err = data && data.error;
     let message = err && err.message ? err.message : `${res.status} ${res.statusText}`;
     if (res.status === 401) message = `${message} — enter a token (top right)`;
-    if (res.status === 403 && method !== 'GET') message = `${message} — this needs the admin token`;
+    if (res.status === 403 && method !== 'GET' && !/admin token/.test(message)) message = `${message} — this needs the admin token`;
     throw new ApiError(res.status, err && err.code, message);
   }
   return data;
@@ -423,13 +423,14 @@ const jobView = {
       ['Cancel reason', job.cancelReason ?? '—'],
       ['Schedule', job.scheduleName ? h('span', {}, job.scheduleName, job.scheduledFor ? h('span', { class: 'muted' }, ` tick ${formatTime(job.scheduledFor)}`) : null) : '—'],
     ];
-    const timeline = [{ at: job.createdAt, text: 'created' }];
-    if (job.runAt && job.runAt !== job.createdAt && new Date(job.runAt) > new Date(job.createdAt)) timeline.push({ at: job.runAt, text: 'due' });
-    for (const e of errors) timeline.push({ at: e.time, text: `attempt ${e.attempt} failed`, kind: 'bad' });
-    if (job.startedAt) timeline.push({ at: job.startedAt, text: `attempt ${job.attempt} started${job.leaseOwner ? ` on ${job.leaseOwner}` : ''}` });
-    if (job.cancelRequestedAt) timeline.push({ at: job.cancelRequestedAt, text: 'cancel requested', kind: 'bad' });
-    if (job.finishedAt) timeline.push({ at: job.finishedAt, text: job.state, kind: job.state === 'completed' ? 'good' : 'bad' });
-    timeline.sort((a, b) => new Date(a.at) - new Date(b.at));
+    // `rank` orders entries of the same millisecond: created, attempt n started, attempt n failed, …, finished.
+    const timeline = [{ at: job.createdAt, text: 'created', rank: 0 }];
+    if (job.runAt && job.runAt !== job.createdAt && new Date(job.runAt) > new Date(job.createdAt)) timeline.push({ at: job.runAt, text: 'due', rank: 1 });
+    for (const e of errors) timeline.push({ at: e.time, text: `attempt ${e.attempt} failed`, kind: 'bad', rank: 2 + 2 * e.attempt + 1 });
+    if (job.startedAt) timeline.push({ at: job.startedAt, text: `attempt ${job.attempt} started${job.leaseOwner ? ` on ${job.leaseOwner}` : ''}`, rank: 2 + 2 * job.attempt });
+    if (job.cancelRequestedAt) timeline.push({ at: job.cancelRequestedAt, text: 'cancel requested', kind: 'bad', rank: 1e6 });
+    if (job.finishedAt) timeline.push({ at: job.finishedAt, text: job.state, kind: job.state === 'completed' ? 'good' : 'bad', rank: 2e6 });
+    timeline.sort((a, b) => new Date(a.at) - new Date(b.at) || a.rank - b.rank);
     const runningFor = job.startedAt && !job.finishedAt && job.state === 'running' ? ` · running ${duration(Date.now() - new Date(job.startedAt).getTime())}` : '';
     const took = job.startedAt && job.finishedAt ? ` · last attempt took ${duration(new Date(job.finishedAt) - new Date(job.startedAt))}` : '';
 
