@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defineService } from 'baton';
 import { runCli } from '../helpers/cli.js';
@@ -24,6 +25,15 @@ describe('CLI: schedules and services', () => {
     const never = await runCli(['schedule', 'add', 'x', '--cron', '0 0 31 2 *', '--task', 'report'], { env });
     expect(never.code).toBe(2);
     expect(never.stderr).toMatch(/never fires/);
+    // With --tasks: an unknown task name and a payload its schema refuses are usage errors, nothing stored.
+    const tasksFile = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
+    const unknown = await runCli(['schedule', 'add', 'y', '--every', '60000', '--task', 'nosuch', '--tasks', tasksFile], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^baton: unknown task "nosuch"/);
+    const invalid = await runCli(['schedule', 'add', 'y', '--every', '60000', '--task', 'greet', '--payload', '{"name":""}', '--tasks', tasksFile], { env });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(/name/);
+    expect(JSON.parse((await runCli(['schedules', '--json'], { env })).stdout).map((x: { name: string }) => x.name)).toEqual(['nightly']);
 
     const listed = await runCli(['schedules'], { env });
     expect(listed.stdout).toMatch(/^NAME\s+CADENCE\s+TASK\s+NEXT RUN\s+LAST RUN\s+PAUSED\s+LAST BY/);

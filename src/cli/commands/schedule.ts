@@ -1,5 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defineSchedule } from '../../schedule/schedule.js';
+import type { AnyTask } from '../../job/task.js';
+import { loadTasks } from '../load-tasks.js';
 import { integer, readJsonOption, UsageError, withBaton, withDatabase } from '../options.js';
 import { out, printJson } from '../output.js';
 
@@ -11,6 +13,7 @@ interface AddFlags {
   timezone?: string;
   queue?: string;
   catchUp?: 'none' | 'latest' | 'all';
+  tasks?: string;
   database?: string;
   json?: boolean;
 }
@@ -29,12 +32,20 @@ export function scheduleCommand(): Command {
       .option('--timezone <tz>', 'IANA time zone of the cron fields (default UTC)')
       .option('--queue <name>', 'queue of the jobs (default "default")')
       .addOption(new Option('--catch-up <policy>', 'ticks missed during downtime').choices(['none', 'latest', 'all']))
+      .option('--tasks <file>', 'tasks module: refuse an unknown task name and check the payload against its schema')
       .option('--json', 'print the stored schedule as JSON')
       .action(async (name: string, flags: AddFlags) => {
         if ((flags.cron === undefined) === (flags.every === undefined)) throw new UsageError('schedule add: give exactly one of --cron and --every');
         const payload = flags.payload === undefined ? null : await readJsonOption('--payload', flags.payload);
+        let task: AnyTask | string = flags.task;
+        if (flags.tasks) {
+          const known = await loadTasks(flags.tasks);
+          const found = known.find((t) => t.name === flags.task);
+          if (!found) throw new UsageError(`unknown task "${flags.task}" in ${flags.tasks}; it exports: ${known.map((t) => t.name).sort().join(', ')}`);
+          task = found;
+        }
         const definition = defineSchedule(name, {
-          task: flags.task,
+          task,
           payload,
           ...(flags.cron !== undefined ? { cron: flags.cron } : {}),
           ...(flags.every !== undefined ? { every: flags.every } : {}),
