@@ -11,8 +11,10 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
- * Resolves after `ms` milliseconds, or rejects with `signal.reason` as soon as the
- * signal aborts. The timer never keeps the process alive on its own.
+ * Resolves after `ms` milliseconds, or rejects with `signal.reason` (e.g. a
+ * CancelledError) as soon as the signal aborts; unlike `timers/promises`, whose
+ * rejection is a generic AbortError. Like any timer it keeps the process alive while
+ * it waits (the CLI worker still exits after a stop when an abandoned handler waits).
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -21,7 +23,6 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    timer.unref();
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal!.reason);
