@@ -85,7 +85,7 @@ const shownUrl = (() => {
 })();
 
 /** Runs `fn` on a short-lived admin connection to `postgresUrl`. */
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined); // a dropped admin connection surfaces through the query
   await client.connect();

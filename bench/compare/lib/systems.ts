@@ -10,10 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { makeWorkerUtils, Logger, type WorkerUtils } from 'graphile-worker';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { NODE_TS_ARGS, spawnFixture, spawnScript, type Child } from '../../lib/child.js';
-import { postgresDriver, postgresUrl, sqliteDriver, type BenchDriver } from '../../lib/drivers.js';
+import { postgresDriver, postgresUrl, sqliteDriver, withAdmin, type BenchDriver } from '../../lib/drivers.js';
 import { enqueueInBatches, openClient } from '../../lib/seed.js';
 import { batonWorkerOptions, bullmqWorkerOptions, graphileOptions, pgBossWorkerOptions, PG_BOSS_SHORT_EXPIRE_SECONDS, SHORT_LEASE_MS } from './peer-options.js';
 
@@ -60,18 +59,6 @@ const hex = () => randomBytes(5).toString('hex');
 const fixture = (file: string) => fileURLToPath(new URL(`../fixtures/${file}`, import.meta.url));
 const peerChild = (file: string, config: object, name: string) => spawnScript(fixture(file), config, { nodeArgs: NODE_TS_ARGS, name });
 
-/** Runs `fn` on a short-lived connection to the bench PostgreSQL. */
-async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 5_000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 /** Schemas and key prefixes still to remove (swept on exit paths). */
 const liveSchemas = new Set<string>();
 const livePrefixes = new Set<string>();
@@ -81,7 +68,7 @@ const createdPrefixes = new Set<string>();
 
 async function dropSchema(schema: string): Promise<void> {
   if (!liveSchemas.has(schema)) return;
-  await withPg(async (client) => {
+  await withAdmin(async (client) => {
     await client.query(`SET lock_timeout = '30s'`);
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
@@ -128,7 +115,7 @@ export async function dropLeftovers(): Promise<void> {
 export async function leftovers(): Promise<string[]> {
   const found: string[] = [];
   if (createdSchemas.size) {
-    const schemas = await withPg((c) => c.query<{ n: string }>(`SELECT nspname AS n FROM pg_namespace WHERE nspname = ANY($1::text[])`, [[...createdSchemas]])).catch(() => ({ rows: [] as Array<{ n: string }> }));
+    const schemas = await withAdmin((c) => c.query<{ n: string }>(`SELECT nspname AS n FROM pg_namespace WHERE nspname = ANY($1::text[])`, [[...createdSchemas]])).catch(() => ({ rows: [] as Array<{ n: string }> }));
     found.push(...schemas.rows.map((r) => `schema ${r.n}`));
   }
   if (!createdPrefixes.size) return found;
@@ -156,7 +143,7 @@ export async function leftovers(): Promise<string[]> {
 
 async function checkPostgres(): Promise<string> {
   try {
-    return await withPg(async (c) => (await c.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v);
+    return await withAdmin(async (c) => (await c.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v);
   } catch (error) {
     const e = error as Error & { code?: string };
     throw new Error(`PostgreSQL at ${postgresUrl.replace(/:[^:@/]*@/, ':***@')} does not answer (${e.code ? `${e.code}: ` : ''}${e.message}); start it or set BATON_BENCH_DATABASE_URL`);
