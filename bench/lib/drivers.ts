@@ -99,7 +99,13 @@ export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promi
 /** Schemas this process created and has not dropped yet (swept by {@link dropLeftoverSchemas}). */
 const liveSchemas = new Set<string>();
 
-async function dropSchema(schema: string): Promise<void> {
+/** Records a schema this process created, so {@link dropLeftoverSchemas} removes it if nothing else does. */
+export function trackSchema(schema: string): void {
+  liveSchemas.add(schema);
+}
+
+/** Drops a schema recorded by {@link trackSchema} (no-op when already dropped). */
+export async function dropSchema(schema: string): Promise<void> {
   if (!liveSchemas.has(schema)) return;
   await withAdmin(async (client) => {
     // A killed child's backend may still hold a lock for a moment: wait for it, boundedly.
@@ -143,7 +149,7 @@ export const postgresDriver: BenchDriver = {
   },
   async createDatabase(_label) {
     const schema = `bench_${randomBytes(6).toString('hex')}`;
-    liveSchemas.add(schema);
+    trackSchema(schema);
     const url = new URL(postgresUrl);
     url.searchParams.set('schema', schema);
     return { url: url.toString(), drop: () => dropSchema(schema) };

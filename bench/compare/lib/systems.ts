@@ -12,7 +12,7 @@ import { makeWorkerUtils, Logger, type WorkerUtils } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import PgBoss from 'pg-boss';
 import { NODE_TS_ARGS, spawnFixture, spawnScript, type Child } from '../../lib/child.js';
-import { postgresDriver, postgresUrl, sqliteDriver, withAdmin, type BenchDriver } from '../../lib/drivers.js';
+import { dropLeftoverSchemas, dropSchema, postgresDriver, postgresUrl, sqliteDriver, trackSchema, withAdmin, type BenchDriver } from '../../lib/drivers.js';
 import { enqueueInBatches, openClient } from '../../lib/seed.js';
 import { batonWorkerOptions, bullmqWorkerOptions, graphileOptions, pgBossWorkerOptions, PG_BOSS_SHORT_EXPIRE_SECONDS, SHORT_LEASE_MS } from './peer-options.js';
 
@@ -59,21 +59,11 @@ const hex = () => randomBytes(5).toString('hex');
 const fixture = (file: string) => fileURLToPath(new URL(`../fixtures/${file}`, import.meta.url));
 const peerChild = (file: string, config: object, name: string) => spawnScript(fixture(file), config, { nodeArgs: NODE_TS_ARGS, name });
 
-/** Schemas and key prefixes still to remove (swept on exit paths). */
-const liveSchemas = new Set<string>();
+/** Key prefixes still to remove (swept on exit paths; schemas: bench/lib/drivers.ts). */
 const livePrefixes = new Set<string>();
 /** Every schema and key prefix this run created (checked at the end; another run's are not this run's business). */
 const createdSchemas = new Set<string>();
 const createdPrefixes = new Set<string>();
-
-async function dropSchema(schema: string): Promise<void> {
-  if (!liveSchemas.has(schema)) return;
-  await withAdmin(async (client) => {
-    await client.query(`SET lock_timeout = '30s'`);
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  });
-  liveSchemas.delete(schema);
-}
 
 export const REDIS = { host: process.env.BATON_BENCH_REDIS_HOST || '127.0.0.1', port: Number(process.env.BATON_BENCH_REDIS_PORT || 6379) };
 
@@ -103,7 +93,7 @@ async function deleteKeys(prefix: string): Promise<number> {
 
 /** Removes whatever this process created and has not removed yet (exit paths). */
 export async function dropLeftovers(): Promise<void> {
-  for (const schema of [...liveSchemas]) await dropSchema(schema).catch(() => undefined);
+  await dropLeftoverSchemas();
   for (const prefix of [...livePrefixes]) await deleteKeys(prefix).catch(() => undefined);
 }
 
@@ -213,7 +203,7 @@ const graphile: System = {
   options: () => [`W2 c10: ${graphileOptions(10).text}`, `W2 c50: localQueue.size ${graphileOptions(50).run.preset.worker.localQueue.size}, otherwise the same; W6: no lease setting exists (4 h lock timeout), the short-lease row is not run`, 'cancel: no cancel of a running job; permanentlyFailJobs/completeJobs skip locked (running) jobs'],
   async namespace() {
     const schema = `cmp_gw_${hex()}`;
-    liveSchemas.add(schema);
+    trackSchema(schema);
     createdSchemas.add(schema);
     const utils: WorkerUtils = await makeWorkerUtils({ connectionString: postgresUrl, schema, logger: graphileLogger });
     await utils.migrate();
@@ -255,7 +245,7 @@ const pgBoss: System = {
   ],
   async namespace() {
     const schema = `cmp_pgb_${hex()}`;
-    liveSchemas.add(schema);
+    trackSchema(schema);
     createdSchemas.add(schema);
     const boss = new PgBoss({ connectionString: postgresUrl, schema, supervise: false, schedule: false, max: 4 });
     boss.on('error', () => undefined);
