@@ -4,7 +4,7 @@
  *
  *   node --import tsx examples/quickstart.ts
  */
-import { createBaton } from 'baton';
+import { createBaton } from 'baton-jobs';
 import { countdown, greet } from './tasks.js';
 
 const baton = await createBaton({ database: 'sqlite:./quickstart.db', tasks: [greet, countdown] });

@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTask, NonRetryableError, sleep } from 'baton';
+import { defineTask, NonRetryableError, sleep } from 'baton-jobs';
 
 /** A short job: the payload is checked against the schema at enqueue and at run. */
 export const greet = defineTask('greet', {

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { createBaton, type Baton } from 'baton';
+import { createBaton, type Baton } from 'baton-jobs';
 
 /** Opens a silent Baton client on `url` (migrations run). Close it when done. */
 export function openClient(url: string): Promise<Baton> {

@@ -6,7 +6,7 @@
  * a few hundred ms (asserted as < 2000 ms to stay robust on a loaded machine).
  */
 import { describe, expect, it } from 'vitest';
-import { CancelledError, type CancelResult, type Job } from 'baton';
+import { CancelledError, type CancelResult, type Job } from 'baton-jobs';
 import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';
 import { inOtherProcess } from '../helpers/client.js';
 import { until, waitForEvent } from '../helpers/events.js';

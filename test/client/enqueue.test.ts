@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError, defineTask, type Baton, type EnqueueOptions } from 'baton';
+import { ValidationError, defineTask, type Baton, type EnqueueOptions } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 

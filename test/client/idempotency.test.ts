@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineTask, type Baton } from 'baton';
+import { defineTask, type Baton } from 'baton-jobs';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 import { spawnClient } from '../helpers/client.js';

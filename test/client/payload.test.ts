@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH, PayloadTooLargeError, ValidationError, defineTask, type Baton, type Worker } from 'baton';
+import { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH, PayloadTooLargeError, ValidationError, defineTask, type Baton, type Worker } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 import { canonicalJson, createKit, sha256 } from '../fixtures/kit.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError, ValidationError, defineTask, type Baton, type JobState } from 'baton';
+import { ConflictError, NotFoundError, ValidationError, defineTask, type Baton, type JobState } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

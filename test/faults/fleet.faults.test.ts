@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Baton, Job } from 'baton';
+import type { Baton, Job } from 'baton-jobs';
 import { spawnTs, type ChildHandle } from '../helpers/child.js';
 import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
 import { until } from '../helpers/events.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
-import { createBaton, type Baton, type BatonOptions } from 'baton';
+import { createBaton, type Baton, type BatonOptions } from 'baton-jobs';
 
 /** A temp directory removed after the current test. */
 export function tempDir(): string {

@@ -1,4 +1,4 @@
-import type { Baton, ClientEvents, Worker, WorkerEvents } from 'baton';
+import type { Baton, ClientEvents, Worker, WorkerEvents } from 'baton-jobs';
 
 /** What the implementations accept (the overloads give the types). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { Baton } from 'baton';
+import type { Baton } from 'baton-jobs';
 import { createKit } from '../fixtures/kit.js';
 import { openBaton, tempDatabase } from './db.js';
 import type { Ledger } from './ledger.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp, defineTask, type Baton } from 'baton';
+import { createHttpApp, defineTask, type Baton } from 'baton-jobs';
 import { spawnWorker } from '../helpers/child.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';

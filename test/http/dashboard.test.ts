@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { createHttpApp, defineService, defineTask, type AnyTask, type Baton } from 'baton';
+import { createHttpApp, defineService, defineTask, type AnyTask, type Baton } from 'baton-jobs';
 import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
 import { testDriver } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';

@@ -3,7 +3,7 @@
  * counts match the jobs run (both drivers).
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, NonRetryableError } from 'baton';
+import { createHttpApp, defineTask, NonRetryableError } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

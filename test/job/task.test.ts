@@ -12,7 +12,7 @@ import {
   type PayloadOf,
   type ResultOf,
   type Task,
-} from 'baton';
+} from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

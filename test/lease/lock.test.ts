@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, LockBusyError, sleep } from 'baton';
+import { LeaseLostError, LockBusyError, sleep } from 'baton-jobs';
 import { spawnTs, type ChildHandle, type ChildMessage } from '../helpers/child.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 

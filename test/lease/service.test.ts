@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, ShutdownError, defineService, type ServiceContext } from 'baton';
+import { LeaseLostError, ShutdownError, defineService, type ServiceContext } from 'baton-jobs';
 import { spawnWorker, type ChildMessage } from '../helpers/child.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { defineService } from 'baton';
+import { defineService } from 'baton-jobs';
 import { runCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 

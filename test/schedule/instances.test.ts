@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCadence } from 'baton';
+import { parseCadence } from 'baton-jobs';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 

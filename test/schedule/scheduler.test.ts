@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, NotFoundError, ValidationError, defineSchedule, defineTask, parseCadence, type Baton, type Clock, type Job, type Worker, type WorkerEvents } from 'baton';
+import { ConfigError, NotFoundError, ValidationError, defineSchedule, defineTask, parseCadence, type Baton, type Clock, type Job, type Worker, type WorkerEvents } from 'baton-jobs';
 import { z } from 'zod';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';

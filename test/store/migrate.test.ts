@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createBaton, defineTask } from 'baton';
+import { ConfigError, createBaton, defineTask } from 'baton-jobs';
 import { migrations } from '../../src/store/sqlite/migrations/index.js';
 import { openBaton, tempDatabase, testDriver, testLogger } from '../helpers/db.js';
 import { spawnClient } from '../helpers/client.js';

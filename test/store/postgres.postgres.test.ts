@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, NotFoundError, StoreError, ValidationError, createBaton, defineTask, type Baton, type Job, type Worker } from 'baton';
+import { ConfigError, NotFoundError, StoreError, ValidationError, createBaton, defineTask, type Baton, type Job, type Worker } from 'baton-jobs';
 import { canonicalJson, createKit, sha256 } from '../fixtures/kit.js';
 import { inOtherProcess } from '../helpers/client.js';
 import { openBaton, postgresUrl, tempDatabase, testLogger } from '../helpers/db.js';

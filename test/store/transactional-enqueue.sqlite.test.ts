@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from 'baton';
+import { ConfigError } from 'baton-jobs';
 import { createKit } from '../fixtures/kit.js';
 import { openBaton } from '../helpers/db.js';
 

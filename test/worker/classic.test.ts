@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CancelledError, defineTask } from 'baton';
+import { CancelledError, defineTask } from 'baton-jobs';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { inOtherProcess } from '../helpers/client.js';

@@ -1,6 +1,6 @@
 /** The handler context: throttled progress, checkpoints across attempts, fencing, logger. */
 import { describe, expect, it } from 'vitest';
-import { defineTask, LeaseLostError, type Json } from 'baton';
+import { defineTask, LeaseLostError, type Json } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

@@ -5,7 +5,7 @@
  * counts the lost attempt, and fails the job when no attempt is left.
  */
 import { describe, expect, it } from 'vitest';
-import type { Baton } from 'baton';
+import type { Baton } from 'baton-jobs';
 import { spawnWorker } from '../helpers/child.js';
 import { until } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';

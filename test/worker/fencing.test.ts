@@ -6,7 +6,7 @@
  * so this process keeps running), and the Store directly with simulated time.
  */
 import { describe, expect, it } from 'vitest';
-import type { WorkerEvents } from 'baton';
+import type { WorkerEvents } from 'baton-jobs';
 import { spawnWorker } from '../helpers/child.js';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';

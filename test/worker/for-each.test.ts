@@ -1,6 +1,6 @@
 /** ctx.forEach (src/worker/for-each.ts): bounded concurrency, graceful abort, resume record. */
 import { describe, expect, it } from 'vitest';
-import { CancelledError, ConfigError, defineTask, ShutdownError, sleep, type Json } from 'baton';
+import { CancelledError, ConfigError, defineTask, ShutdownError, sleep, type Json } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { until, waitForEvent } from '../helpers/events.js';
 

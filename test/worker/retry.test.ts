@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTask, NonRetryableError, type Job, type WorkerEvents } from 'baton';
+import { defineTask, NonRetryableError, type Job, type WorkerEvents } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { pino, type Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, createBaton, defineTask, sleep, type WorkerOptions } from 'baton';
+import { ConfigError, createBaton, defineTask, sleep, type WorkerOptions } from 'baton-jobs';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { createKit } from '../fixtures/kit.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { StopSummary } from 'baton';
+import type { StopSummary } from 'baton-jobs';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { spawnClient } from '../helpers/client.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';

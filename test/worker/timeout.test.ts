@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineTask, TimeoutError } from 'baton';
+import { defineTask, TimeoutError } from 'baton-jobs';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
