@@ -93,7 +93,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   const clock = options.clock ?? systemClock;
   let raw: Store;
   try {
-    raw = o.store ?? openStore(o.database, (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'));
+    raw = o.store ?? await openStore(o.database, (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     throw new ConfigError(`cannot open database ${o.database}: ${(error as Error).message}`);

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { importPeer } from '../import-peer.js';
 import { isTask, tasksFromModule, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
@@ -13,14 +14,16 @@ const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
  * Loads the tasks a module exports (named exports made by `defineTask`, or a
  * default array of them). TypeScript files (.ts, .mts, .cts, .tsx) load without a
  * build step through tsx's scoped loader, which does not change how other modules
- * load; .js, .mjs and .cjs files load with a plain `import()`.
+ * load (tsx is an optional peer dependency, imported only then); .js, .mjs and .cjs
+ * files load with a plain `import()`.
  *
  * Every failure is one line naming the file: "cannot load tasks file X: <why>".
  *
  * @param file - path relative to the working directory, or absolute
  * @throws UsageError (exit 2) when the path is missing, a directory, or not a
  *   .js/.ts module; CliError (exit 1, the module's error as `cause`) when the
- *   module does not compile, throws while loading or imports what is missing;
+ *   module does not compile, throws while loading or imports what is missing, or
+ *   when a TypeScript file needs tsx and it is not installed;
  *   ConfigError when it exports no task or two tasks share a name
  */
 export async function loadTasks(file: string): Promise<AnyTask[]> {
@@ -65,7 +68,7 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
   let module: Record<string, unknown>;
   try {
     if (TYPESCRIPT.has(ext)) {
-      const { tsImport } = await import('tsx/esm/api');
+      const { tsImport } = await importPeer('tsx', () => import('tsx/esm/api'));
       module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
     } else {
       module = (await import(url)) as Record<string, unknown>;

@@ -1,7 +1,6 @@
 import { ConfigError } from '../errors.js';
+import { importPeer } from '../import-peer.js';
 import type { Store } from './store.js';
-import { SqliteStore } from './sqlite/store.js';
-import { PostgresStore } from './postgres/store.js';
 
 /** The database URL used when none is given: `BATON_DATABASE_URL`, else `sqlite:./baton.db`. */
 export function defaultDatabaseUrl(): string {
@@ -13,12 +12,20 @@ export function defaultDatabaseUrl(): string {
  * - `sqlite:PATH` or `sqlite://PATH` (relative to the working directory), `sqlite::memory:`
  * - `postgres://user@host:port/db` or `postgresql://…`; `?schema=NAME` picks the
  *   schema (@defaultValue 'baton'), other parameters go to node-postgres
+ *
+ * Each driver module is imported on first use, so the application installs only
+ * the database package it uses (optional peer dependencies).
+ *
  * @param onError - receives connection errors a driver survives (Postgres idle/LISTEN connections)
- * @throws ConfigError for an unknown or malformed URL
+ * @throws ConfigError for an unknown or malformed URL, or when the driver's package
+ *   (better-sqlite3, pg) is not installed
  */
-export function openStore(url: string, onError?: (error: unknown, where: string) => void): Store {
+export async function openStore(url: string, onError?: (error: unknown, where: string) => void): Promise<Store> {
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
-  if (sqlite) return new SqliteStore(sqlite[1]!);
+  if (sqlite) {
+    const { SqliteStore } = await importPeer('better-sqlite3', () => import('./sqlite/store.js'));
+    return new SqliteStore(sqlite[1]!);
+  }
   if (/^postgres(ql)?:\/\//.test(url)) {
     let parsed: URL;
     try {
@@ -29,6 +36,7 @@ export function openStore(url: string, onError?: (error: unknown, where: string)
     const schema = parsed.searchParams.get('schema') ?? undefined;
     if (schema === '') throw new ConfigError(`database URL ${JSON.stringify(redact(url))}: ?schema= is empty; name a schema or leave the parameter out (default "baton")`);
     parsed.searchParams.delete('schema');
+    const { PostgresStore } = await importPeer('pg', () => import('./postgres/store.js'));
     return new PostgresStore(parsed.toString(), { ...(schema ? { schema } : {}), ...(onError ? { onError } : {}) });
   }
   throw new ConfigError(`database URL ${JSON.stringify(redact(url))} is not supported: use sqlite:PATH or postgres://…`);
