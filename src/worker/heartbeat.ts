@@ -6,6 +6,7 @@ import { heldRuns, type WorkerState } from './state.js';
  * then lost leases abort their runs (LeaseLostError) and stored cancel requests
  * abort theirs (CancelledError). When the statement fails (database down), runs
  * whose lease has expired by this worker's clock are aborted as lost.
+ * Leases other workers let expire are settled by the rescuer (maintenance/rescuer.ts).
  */
 export async function heartbeat(state: WorkerState): Promise<void> {
   const runs = heldRuns(state);
@@ -32,18 +33,4 @@ export async function heartbeat(state: WorkerState): Promise<void> {
     else run.leaseExpiresAt = now + state.options.leaseTtl;
   }
   applyCancelRequests(runs, report.cancelRequested);
-}
-
-/** Reads the cancel flags of the held runs (cheap, frequent) and applies them. */
-export async function pollCancelRequests(state: WorkerState): Promise<void> {
-  const runs = heldRuns(state).filter((run) => !run.aborted);
-  if (runs.length === 0) return;
-  applyCancelRequests(runs, await state.store.jobCancelRequests({ ids: runs.map((run) => run.job.id) }));
-}
-
-/** Settles jobs whose lease expired anywhere (crashed or frozen workers). */
-export async function rescueExpired(state: WorkerState): Promise<void> {
-  const report = await state.store.jobRescueExpired({ now: state.clock.now() });
-  const total = report.requeued.length + report.failed.length + report.cancelled.length;
-  if (total > 0) state.logger.warn(report, 'rescued jobs whose lease expired');
 }

@@ -6,9 +6,11 @@ import { ServiceRunner } from '../lease/service.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { upsertSchedule } from '../schedule/schedule.js';
 import { applyCancelRequests } from '../cancellation/apply-cancel-requests.js';
+import { pollCancelRequests } from '../cancellation/poll-cancel-requests.js';
+import { Rescuer } from '../maintenance/rescuer.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
-import { heartbeat, pollCancelRequests, rescueExpired } from './heartbeat.js';
+import { heartbeat } from './heartbeat.js';
 import { Loop } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
@@ -32,8 +34,8 @@ export interface WorkerDeps {
  * new ──start()──► running ──stop()──► stopping (drain → abort → release) ──► stopped
  * ```
  * Background loops: fetch (claims on wake-up, slot free, and every pollInterval),
- * heartbeat (one statement renews all leases), cancel poll, rescue of expired
- * leases. Every loop's errors become `worker:error` events and logs; none can crash
+ * heartbeat (one statement renews all leases), cancel poll (cancellation/), and the
+ * rescuer of expired leases (maintenance/). Every loop's errors become `worker:error` events and logs; none can crash
  * the process.
  */
 export class Worker {
@@ -45,7 +47,7 @@ export class Worker {
   readonly #fetch: Loop;
   readonly #heartbeat: Loop;
   readonly #cancels: Loop;
-  readonly #rescue: Loop;
+  readonly #rescuer: Rescuer;
   readonly #scheduler: Scheduler | undefined;
   readonly #services: ServiceRunner[];
   #unsubscribe: Array<() => void> = [];
@@ -109,8 +111,19 @@ export class Worker {
         if (!this.#state.stopping || this.#state.runs.size > 0) await registerWorker(this.#state, this.#startedAt);
       }
     }, onError);
-    this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, () => pollCancelRequests(this.#state), onError);
-    this.#rescue = new Loop('rescue', o.rescueInterval, () => rescueExpired(this.#state), onError);
+    this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, async () => void (await pollCancelRequests(deps.store, heldRuns(this.#state))), onError);
+    this.#rescuer = new Rescuer({
+      store: deps.store,
+      clock,
+      logger,
+      intervalMs: o.rescueInterval,
+      // Claim what was requeued now: on SQLite this worker's change watch does not
+      // see its own commit (PostgreSQL's NOTIFY would wake it anyway; one more claim is harmless).
+      onRescued: (report) => {
+        if (report.requeued.length > 0) this.#wake();
+      },
+      onError,
+    });
     let schedulerFailures = 0;
     this.#scheduler = o.scheduler
       ? new Scheduler({ store: deps.store, clock, logger, events: this.#events, workerId: this.id, onError: (error) => onError('scheduler', error, ++schedulerFailures) })
@@ -178,7 +191,7 @@ export class Worker {
       this.#state.logger.warn({ err: error }, 'could not register the worker; the heartbeat will try again');
     }
     this.#keepAlive = setInterval(() => undefined, 2_147_483_647);
-    for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescue]) loop.start();
+    for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescuer]) loop.start();
     this.#scheduler?.start();
     for (const runner of this.#services) runner.start();
     this.#unsubscribe.push(this.#deps.onLocalEnqueue(this.#wake));
@@ -198,7 +211,7 @@ export class Worker {
     );
     this.#events.emit('worker:started', { workerId: this.id });
     this.#state.logger.info({ concurrency: this.options.concurrency, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
-    await this.#rescue.runOnce();
+    await this.#rescuer.tick();
     await this.#fetch.runOnce();
   }
 
@@ -226,7 +239,7 @@ export class Worker {
     const servicesStopped = Promise.all(this.#services.map((runner) => runner.stop(this.options.abortGrace)));
     await this.#scheduler?.stop();
     await this.#fetch.stop();
-    await this.#rescue.stop();
+    await this.#rescuer.stop();
     let summary: StopSummary;
     try {
       summary = await shutdown(state, this.#skipped);
@@ -263,6 +276,7 @@ export class Worker {
     fetch: () => this.#fetch.runOnce(),
     heartbeat: () => this.#heartbeat.runOnce(),
     cancelPoll: () => this.#cancels.runOnce(),
-    rescue: () => this.#rescue.runOnce(),
+    /** One rescue pass at `now` (default: the clock); returns what it settled. @throws StoreError */
+    rescue: (now?: number) => this.#rescuer.runOnce(now),
   };
 }

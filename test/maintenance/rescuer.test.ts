@@ -1,0 +1,91 @@
+/**
+ * The rescuer of expired leases (src/maintenance/rescuer.ts), on both drivers: what
+ * one pass settles, and that the worker whose rescuer requeued a job claims it at
+ * once rather than at its next poll (on SQLite a worker's change watch does not see
+ * its own commit). Time is moved by injected clocks, never by sleeping.
+ */
+import { describe, expect, it } from 'vitest';
+import { defineTask } from 'baton-jobs';
+import { openBaton } from '../helpers/db.js';
+import { waitForEvent } from '../helpers/events.js';
+
+/** A promise with its resolve function. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** Attempt 1 holds its slot until `held` opens (ignoring its signal); later attempts return at once. */
+function heldTask(held: Promise<void>) {
+  return defineTask('held', {
+    maxAttempts: 3,
+    handler: async (_: null, ctx) => {
+      if (ctx.job.attempt === 1) await held;
+      return `attempt ${ctx.job.attempt}`;
+    },
+  });
+}
+
+/** A clock that reads the wall clock plus an offset the test moves. */
+function shiftedClock() {
+  const clock = { offset: 0, now: () => Date.now() + clock.offset };
+  return clock;
+}
+
+describe('rescuer', () => {
+  it('runOnce(now) requeues a job whose lease expired before now, with a "lease expired" error, and leaves a live lease alone', async () => {
+    const baton = await openBaton();
+    const held = gate();
+    const task = heldTask(held.opened);
+    // Long lease, slow heartbeat: only the injected `now` makes the lease run out.
+    const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
+    const claimed = waitForEvent(holder, 'job:claimed');
+    await holder.start();
+    const job = await baton.enqueue(task, null);
+    await claimed;
+
+    // Not a worker that runs: its loops are driven by hand.
+    const other = baton.worker({ tasks: [task] });
+    expect(await other.loops.rescue(Date.now() + 1000)).toEqual({ requeued: [], failed: [], cancelled: [] });
+    expect((await baton.getJob(job.id)).state).toBe('running');
+
+    expect(await other.loops.rescue(Date.now() + 120_000)).toEqual({ requeued: [job.id], failed: [], cancelled: [] });
+    const after = await baton.getJob(job.id);
+    expect(after.state).toBe('queued');
+    expect(after.attempt).toBe(1);
+    expect(after.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^lease expired/)]);
+    held.open();
+  });
+
+  // Fails without the wake-up on SQLite: the rescuing worker then claims only at its
+  // next poll, a minute later (the wait below gives up long before).
+  it('the worker whose rescuer requeued an expired lease claims the job at once, not at its next poll', async () => {
+    const baton = await openBaton();
+    const held = gate();
+    const task = heldTask(held.opened);
+    const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
+    const claimed = waitForEvent(holder, 'job:claimed');
+    await holder.start();
+    const job = await baton.enqueue(task, null);
+    await claimed;
+
+    // The rescuer starts with its clock on time (its first passes find nothing to
+    // rescue, and its first claim finds nothing queued), then jumps two minutes
+    // ahead: its next timed rescue pass sees the lease expired. It polls only every
+    // minute, and the job is requeued to run at its own now, which the holder's
+    // clock has not reached: only the rescuer can claim it, and only if woken.
+    const clock = shiftedClock();
+    const rescuer = baton.worker({ tasks: [task], clock, pollInterval: 60_000, rescueInterval: 50 });
+    await rescuer.start();
+    expect((await baton.getJob(job.id)).state).toBe('running');
+
+    const rescued = waitForEvent(rescuer, 'job:claimed', (e) => e.job.id === job.id, 15_000);
+    const completed = waitForEvent(rescuer, 'job:completed', (e) => e.job.id === job.id);
+    clock.offset = 120_000;
+    const second = await rescued;
+    expect(second.job.attempt).toBe(2);
+    expect((await completed).result).toBe('attempt 2');
+    held.open();
+  });
+});
