@@ -1,0 +1,28 @@
+import { describe } from 'vitest';
+import { harness, type StoreFactory } from './harness.js';
+import { jobTests } from './jobs.js';
+import { leaseTests } from './leases.js';
+import { scheduleServiceTests } from './schedules-services.js';
+import { workerTests } from './workers.js';
+
+export type { StoreFactory } from './harness.js';
+
+/**
+ * The store conformance suite (River's riverdrivertest, Oban's per-engine test
+ * modules): every method of the `Store` interface, called directly on the raw
+ * driver, with an injected `now` and no sleeps. Every driver passes the same
+ * tests; a new store method lands with its tests here.
+ *
+ * Parts, by concern: jobs.ts (insert, claim, cancel, retry, reads), leases.ts
+ * (fenced writes, heartbeat, rescue, release, named leases), schedules-services.ts,
+ * workers.ts (registry, change notifications, close).
+ */
+export function describeStore(name: string, factory: StoreFactory): void {
+  describe(`Store conformance: ${name}`, () => {
+    const h = harness(factory);
+    jobTests(h);
+    leaseTests(h);
+    scheduleServiceTests(h);
+    workerTests(h);
+  });
+}

@@ -1,0 +1,174 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { StoreError } from 'baton-jobs';
+import { instrumentStore } from '../../src/store/instrumented.js';
+import type { Store, StoreChange, WorkerRegistration } from '../../src/store/store.js';
+import { claim, insert, newJob, T0, type Harness } from './harness.js';
+
+const registration = (overrides: Partial<WorkerRegistration> = {}): WorkerRegistration => ({
+  id: 'w1',
+  host: 'host-1',
+  pid: 4321,
+  startedAt: T0 - 5000,
+  concurrency: 8,
+  queues: ['default', 'mail'],
+  running: [],
+  ...overrides,
+});
+
+/** A listener whose calls can be awaited. */
+function recorder() {
+  const calls: Array<StoreChange | undefined> = [];
+  let wake: () => void = () => undefined;
+  let woken = new Promise<void>((resolve) => (wake = resolve));
+  return {
+    calls,
+    listener: (change?: StoreChange) => {
+      calls.push(change);
+      wake();
+    },
+    /** Resolves at the first call (made since the recorder was created). */
+    get called() {
+      return woken;
+    },
+    reset() {
+      woken = new Promise<void>((resolve) => (wake = resolve));
+    },
+  };
+}
+
+/**
+ * Runs `write` (a committed change, another connection) again and again until
+ * `called` resolves: a driver may need a moment before its watch is in place
+ * (PostgreSQL opens a LISTEN connection), and nothing says when it is ready. Each
+ * round waits for the write itself, never for a fixed time; the loop ends at the
+ * first call. The deadline only turns a hang into a failure.
+ */
+async function writeUntilCalled(called: Promise<void>, write: (round: number) => Promise<unknown>, rounds = Infinity): Promise<void> {
+  let done = false;
+  void called.then(() => (done = true));
+  const deadline = Date.now() + 30_000;
+  for (let round = 0; !done && round < rounds; round++) {
+    if (Date.now() > deadline) throw new Error(`no change was reported after ${round} writes by another store instance`);
+    await write(round);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await called;
+}
+
+/** The worker registry, change notifications, and closing. */
+export function workerTests(h: Harness): void {
+  describe('worker registry', () => {
+    it('workerUpsert creates and refreshes the row; workerList shows the unexpired ones by id', async () => {
+      const { store } = await h.setup();
+      await store.workerUpsert({ worker: registration({ id: 'w2' }), ttlMs: 10_000, now: T0 });
+      await store.workerUpsert({ worker: registration(), ttlMs: 10_000, now: T0 });
+      expect(await store.workerList({ now: T0 + 1 })).toEqual([
+        { ...registration(), lastHeartbeatAt: T0, expiresAt: T0 + 10_000 },
+        { ...registration({ id: 'w2' }), lastHeartbeatAt: T0, expiresAt: T0 + 10_000 },
+      ]);
+
+      // A heartbeat refreshes the times, the concurrency, the queues and the running ids.
+      await store.workerUpsert({ worker: registration({ running: [3, 1, 2], concurrency: 2, queues: ['q'] }), ttlMs: 10_000, now: T0 + 9000 });
+      const [w1, w2] = await store.workerList({ now: T0 + 9001 });
+      expect(w1).toEqual({ ...registration({ running: [3, 1, 2], concurrency: 2, queues: ['q'] }), lastHeartbeatAt: T0 + 9000, expiresAt: T0 + 19_000 });
+      expect(w2?.id).toBe('w2');
+
+      // Expired at expiresAt.
+      expect((await store.workerList({ now: T0 + 10_000 })).map((w) => w.id)).toEqual(['w1']);
+      expect(await store.workerList({ now: T0 + 19_000 })).toEqual([]);
+    });
+
+    it('workerDelete removes the row once; unknown → false', async () => {
+      const { store } = await h.setup();
+      await store.workerUpsert({ worker: registration(), ttlMs: 10_000, now: T0 });
+      expect(await store.workerDelete({ id: 'w1' })).toBe(true);
+      expect(await store.workerList({ now: T0 })).toEqual([]);
+      expect(await store.workerDelete({ id: 'w1' })).toBe(false);
+      // Registering again after a delete works.
+      await store.workerUpsert({ worker: registration(), ttlMs: 10_000, now: T0 + 1 });
+      expect((await store.workerList({ now: T0 + 1 })).map((w) => w.id)).toEqual(['w1']);
+    });
+  });
+
+  describe('watchChanges', () => {
+    it('a job enqueued by another store instance wakes the listener', async () => {
+      const { store, another } = await h.setup();
+      const other = await another();
+      const seen = recorder();
+      const stop = store.watchChanges({ intervalMs: 100, listener: seen.listener });
+      try {
+        await writeUntilCalled(seen.called, () => insert(other));
+        expect(seen.calls.length).toBeGreaterThan(0);
+      } finally {
+        stop();
+      }
+    });
+
+    it('a cancel request stored by another instance wakes the listener; a change that names it names the job and reason', async () => {
+      const { store, another } = await h.setup();
+      const other = await another();
+      // Every job is running before the watch starts, so only the cancel requests can wake it.
+      const count = 500;
+      await store.jobInsertMany({ jobs: Array.from({ length: count }, () => newJob()), now: T0 });
+      const jobs = await claim(store, { limit: count });
+      expect(jobs).toHaveLength(count);
+      const seen = recorder();
+      const stop = store.watchChanges({ intervalMs: 100, listener: seen.listener });
+      const cancelled: number[] = [];
+      try {
+        await writeUntilCalled(
+          seen.called,
+          async (round) => {
+            const id = jobs[round]!.id;
+            cancelled.push(id);
+            expect((await other.jobCancel({ id, reason: `reason ${id}`, now: T0 + 1 }))?.outcome).toBe('requested');
+          },
+          count,
+        );
+        for (const change of seen.calls) {
+          if (change?.cancel) {
+            expect(cancelled).toContain(change.cancel.id);
+            expect(change.cancel).toEqual({ id: change.cancel.id, reason: `reason ${change.cancel.id}` });
+          }
+        }
+      } finally {
+        stop();
+      }
+    });
+  });
+
+  describe('close', () => {
+    const calls: Array<[string, (store: Store) => Promise<unknown>]> = [
+      ['jobGet', (s) => s.jobGet({ id: 1 })],
+      ['jobInsertMany', (s) => s.jobInsertMany({ jobs: [newJob()], now: T0 })],
+      ['jobClaim', (s) => claim(s)],
+      ['leaseAcquire', (s) => s.leaseAcquire({ name: 'n', owner: 'a', ttlMs: 1000, now: T0 })],
+      ['scheduleList', (s) => s.scheduleList({})],
+      ['workerList', (s) => s.workerList({ now: T0 })],
+    ];
+
+    it.each(calls)('%s after close() fails', async (_name, call) => {
+      const { store } = await h.setup();
+      await store.close();
+      await expect(call(store)).rejects.toThrow();
+    });
+
+    it.each(calls)('%s after close() fails with StoreError naming the operation (through instrumentStore)', async (name, call) => {
+      const { store } = await h.setup();
+      const instrumented = instrumentStore(store, pino({ level: 'silent' }));
+      await instrumented.close();
+      const error = await call(instrumented).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as StoreError).op).toBe(name);
+    });
+
+    it('another instance on the same database is unaffected by a close', async () => {
+      const { store, another } = await h.setup();
+      const other = await another();
+      const job = await insert(store);
+      await store.close();
+      expect(await other.jobGet({ id: job.id })).toEqual(job);
+    });
+  });
+}
