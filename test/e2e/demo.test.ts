@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { openBaton, tempDatabase, tempDir } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { runCli, spawnCli, stdoutOf } from '../helpers/cli.js';
-import { planDemo } from '../../src/demo/run.js';
+import { planDemo } from '../../src/demo/plan.js';
 
 const FILES = 200;
 

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { DEMO_LEASE_TTL, defaultDemoDir, DemoError, planDemo, startDemo, summarize, type DemoPlan, type DemoSession, type DemoStatus, type DemoSummary } from '../../demo/run.js';
+import { defaultDemoDir, DemoError, planDemo, type DemoPlan } from '../../demo/plan.js';
+import { DEMO_LEASE_TTL, startDemo, summarize, type DemoSession, type DemoStatus, type DemoSummary } from '../../demo/run.js';
 import { defaultDatabaseUrl, redact } from '../../store/open.js';
 import { UsageError, integer, milliseconds, openBaton, withDatabase } from '../options.js';
 import { bytes, out, plural, progressDisplay, type ProgressDisplay } from '../output.js';
