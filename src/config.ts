@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import { ConfigError } from './errors.js';
+import { parseConfig } from './validation.js';
 import { isTask, type AnyTask } from './job/task.js';
 import { DEFAULT_PAYLOAD_LIMIT } from './job/payload.js';
 import type { Store } from './store/store.js';
@@ -40,12 +40,7 @@ const schema = z.object({
  * @throws ConfigError naming the bad option
  */
 export function resolveBatonOptions(options: BatonOptions) {
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
-  }
-  const o = parsed.data;
+  const o = parseConfig(schema, options, 'option');
   return {
     database: o.database ?? defaultDatabaseUrl(),
     store: o.store,

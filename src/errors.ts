@@ -1,33 +1,38 @@
 /**
  * Error classes. Every error Baton throws is a `BatonError` with a string `code`
- * (the HTTP layer maps codes to statuses). `instanceof` works across two copies of
- * the package: each class is branded with a `Symbol.for` key and checks the brand,
- * the approach of the Temporal SDK.
+ * (the HTTP layer maps codes to statuses).
+ *
+ * `instanceof` works across two copies of the package (two installed versions, or
+ * one module loaded twice): each class is branded once by {@link brand} with a
+ * registry symbol, `Symbol.for('baton-jobs.<ClassName>')`, set on its prototype, and
+ * `BatonError[Symbol.hasInstance]` (inherited by every subclass) checks that symbol
+ * instead of the prototype chain. Subclass instances inherit their parents' brands
+ * through their prototype, so a CancelledError of one copy is an AbortReason and a
+ * BatonError of the other. A plain Error whose `name` says "CancelledError" carries
+ * no brand and is not one. This is the Temporal SDK's approach; names are never
+ * compared (a minifier may rename classes).
  */
 
-const brands = Symbol.for('baton.error.brands');
+/** Static key under which a branded class keeps its own brand symbol. */
+const BRAND_OF = Symbol.for('baton-jobs.brandOf');
 
-type Branded = { [brands]?: Set<string> };
-
-function brand(name: string) {
-  const key = `baton.${name}`;
-  return {
-    key,
-    has(value: unknown): boolean {
-      return typeof value === 'object' && value !== null && ((value as Branded)[brands]?.has(key) ?? false);
-    },
-  };
+/** The brand symbol of `cls` when `cls` itself was branded (not inherited from a parent). */
+function ownBrand(cls: object): symbol | undefined {
+  return Object.prototype.hasOwnProperty.call(cls, BRAND_OF) ? (cls as { [BRAND_OF]: symbol })[BRAND_OF] : undefined;
 }
 
-function mark(target: object, key: string): void {
-  const t = target as Branded;
-  if (!Object.prototype.hasOwnProperty.call(t, brands)) {
-    Object.defineProperty(t, brands, { value: new Set<string>(), enumerable: false });
-  }
-  t[brands]!.add(key);
+/**
+ * Brands `cls` once: `Symbol.for('baton-jobs.<name>')` on its prototype (instances
+ * inherit it), the same symbol as the class's own static brand, and `name` on the
+ * prototype, so `error.name` is right even when a bundler renames the class.
+ * @param name - the class's public name, e.g. "CancelledError" (a literal: never `cls.name`)
+ */
+export function brand(cls: abstract new (...args: never[]) => Error, name: string): void {
+  const symbol = Symbol.for(`baton-jobs.${name}`);
+  Object.defineProperty(cls.prototype, symbol, { value: true, enumerable: false });
+  Object.defineProperty(cls.prototype, 'name', { value: name, enumerable: false, writable: true, configurable: true });
+  Object.defineProperty(cls, BRAND_OF, { value: symbol, enumerable: false });
 }
-
-const baseBrand = brand('BatonError');
 
 /** Base class of every error Baton throws. `code` is stable and machine-readable. */
 export class BatonError extends Error {
@@ -35,13 +40,22 @@ export class BatonError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    this.name = new.target.name;
-    mark(this, baseBrand.key);
+    // A user's own subclass is not branded: it keeps its class name.
+    if (ownBrand(new.target) === undefined) this.name = new.target.name;
   }
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return baseBrand.has(value) && (this === BatonError || brand(this.name).has(value));
+
+  /**
+   * `value instanceof X` for X a branded class (this one or a Baton subclass): true
+   * when `value` carries X's brand, whichever copy of the package made it. For a
+   * user's own subclass (not branded), the ordinary prototype-chain check.
+   */
+  static override [Symbol.hasInstance](this: abstract new (...args: never[]) => unknown, value: unknown): boolean {
+    const symbol = ownBrand(this);
+    if (symbol === undefined) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return (typeof value === 'object' || typeof value === 'function') && value !== null && (value as Record<symbol, unknown>)[symbol] === true;
   }
 }
+brand(BatonError, 'BatonError');
 
 /** One problem found in a value: `path` names the field (e.g. `["user", "email"]`). */
 export interface ValidationIssue {
@@ -49,18 +63,28 @@ export interface ValidationIssue {
   message: string;
 }
 
-/** A payload, option or argument was refused. `issues` names each bad field. */
+/**
+ * A payload, option or argument was refused. `issues` names each bad field, with
+ * paths relative to `subject` when there is one (`["priority"]` in the enqueue
+ * options; an adapter such as the HTTP API puts its own prefix in front).
+ */
 export class ValidationError extends BatonError {
   readonly issues: ValidationIssue[];
   /** The message without the list of issues, e.g. `invalid payload for task "signup"`. */
   readonly summary: string;
-  constructor(message: string, issues: ValidationIssue[] = []) {
+  /**
+   * Which argument the issue paths start from: `"payload"` or `"options"` for
+   * enqueue; undefined when the message alone says what was refused.
+   */
+  readonly subject: 'payload' | 'options' | undefined;
+  constructor(message: string, issues: ValidationIssue[] = [], options: { subject?: 'payload' | 'options' } = {}) {
     super('validation', issues.length ? `${message}: ${formatIssues(issues)}` : message);
     this.issues = issues;
     this.summary = message;
-    mark(this, brand('ValidationError').key);
+    this.subject = options.subject;
   }
 }
+brand(ValidationError, 'ValidationError');
 
 /** The payload or result is over the configured size limit (bytes). */
 export class PayloadTooLargeError extends ValidationError {
@@ -75,17 +99,17 @@ export class PayloadTooLargeError extends ValidationError {
     this.bytes = bytes;
     this.limit = limit;
     (this as { code: string }).code = 'payload_too_large';
-    mark(this, brand('PayloadTooLargeError').key);
   }
 }
+brand(PayloadTooLargeError, 'PayloadTooLargeError');
 
 /** No job (or task) with that name or id. */
 export class NotFoundError extends BatonError {
   constructor(message: string) {
     super('not_found', message);
-    mark(this, brand('NotFoundError').key);
   }
 }
+brand(NotFoundError, 'NotFoundError');
 
 /** The request conflicts with the current state, e.g. cancelling a completed job. */
 export class ConflictError extends BatonError {
@@ -93,17 +117,17 @@ export class ConflictError extends BatonError {
   constructor(message: string, state?: string) {
     super('conflict', message);
     this.state = state;
-    mark(this, brand('ConflictError').key);
   }
 }
+brand(ConflictError, 'ConflictError');
 
 /** A configuration value is invalid; the message names the option. */
 export class ConfigError extends BatonError {
   constructor(message: string) {
     super('config', message);
-    mark(this, brand('ConfigError').key);
   }
 }
+brand(ConfigError, 'ConfigError');
 
 /** The database could not be reached or refused a statement. `op` names the Store method. */
 export class StoreError extends BatonError {
@@ -111,9 +135,9 @@ export class StoreError extends BatonError {
   constructor(op: string, cause: unknown) {
     super('store', `store operation ${op} failed: ${describeError(cause)}`, { cause });
     this.op = op;
-    mark(this, brand('StoreError').key);
   }
 }
+brand(StoreError, 'StoreError');
 
 /**
  * `withLock` found the lock held by another owner (and was told not to wait, or its
@@ -129,17 +153,17 @@ export class LockBusyError extends BatonError {
     this.lock = lock;
     this.holder = holder;
     this.until = until;
-    mark(this, brand('LockBusyError').key);
   }
 }
+brand(LockBusyError, 'LockBusyError');
 
 /** Thrown by a handler to fail the job at once, without further attempts. */
 export class NonRetryableError extends BatonError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('non_retryable', message, options);
-    mark(this, brand('NonRetryableError').key);
   }
 }
+brand(NonRetryableError, 'NonRetryableError');
 
 /**
  * Base of the four reasons a job's `ctx.signal` fires with (`signal.reason`):
@@ -148,9 +172,9 @@ export class NonRetryableError extends BatonError {
 export class AbortReason extends BatonError {
   constructor(code: string, message: string) {
     super(code, message);
-    mark(this, brand('AbortReason').key);
   }
 }
+brand(AbortReason, 'AbortReason');
 
 /** The job was cancelled (`cancel(id, reason)` from any process). `reason` is the caller's text. */
 export class CancelledError extends AbortReason {
@@ -158,17 +182,17 @@ export class CancelledError extends AbortReason {
   constructor(reason: string | null = null) {
     super('cancelled', reason ? `job cancelled: ${reason}` : 'job cancelled');
     this.reason = reason;
-    mark(this, brand('CancelledError').key);
   }
 }
+brand(CancelledError, 'CancelledError');
 
 /** The worker is shutting down; the job will be released and resumed elsewhere. */
 export class ShutdownError extends AbortReason {
   constructor() {
     super('shutdown', 'worker shutting down; the job will be released to another worker');
-    mark(this, brand('ShutdownError').key);
   }
 }
+brand(ShutdownError, 'ShutdownError');
 
 /** The attempt ran past its timeout (ms). */
 export class TimeoutError extends AbortReason {
@@ -176,17 +200,17 @@ export class TimeoutError extends AbortReason {
   constructor(timeoutMs: number) {
     super('timeout', `job timed out after ${timeoutMs} ms`);
     this.timeoutMs = timeoutMs;
-    mark(this, brand('TimeoutError').key);
   }
 }
+brand(TimeoutError, 'TimeoutError');
 
 /** The worker lost the job's lease (another worker took it over); its writes are dropped. */
 export class LeaseLostError extends AbortReason {
   constructor(message = 'lease lost: another worker owns this job now') {
     super('lease_lost', message);
-    mark(this, brand('LeaseLostError').key);
   }
 }
+brand(LeaseLostError, 'LeaseLostError');
 
 /** "path: message; path: message" */
 export function formatIssues(issues: ValidationIssue[]): string {

@@ -4,11 +4,20 @@ import { serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from '../job/types.js';
 import type { NewJob } from '../store/store.js';
+import { parseInput } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
 /** Attempts when neither the enqueue nor the task says. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
+/** The largest timer Node runs as asked (ms); a longer `timeout` would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The enqueue options, checked here once for every adapter: the HTTP API and the
+ * CLI hand options through and report this schema's issues (paths relative to the
+ * options, `subject` "options").
+ */
 const optionsSchema = z
   .object({
     queue: z.string().min(1).max(200).optional(),
@@ -16,7 +25,7 @@ const optionsSchema = z
     runAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'invalid date').optional(),
     delay: z.number().int().nonnegative().optional(),
     maxAttempts: z.number().int().min(1).max(1000).optional(),
-    timeout: z.number().int().positive().optional(),
+    timeout: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     key: z.string().min(1).max(500).optional(),
     client: z.custom<TransactionClient>((v) => typeof v === 'object' && v !== null && typeof (v as TransactionClient).query === 'function', 'must be a node-postgres client').optional(),
   })
@@ -33,17 +42,11 @@ export interface EnqueueItem {
 /**
  * Checks and serializes one job: options, the task's schema (when the task is
  * known), JSON-only payload and size limit. Does no I/O to the store.
- * @throws ValidationError naming each bad field; NotFoundError for a task name the registry lacks
+ * @throws ValidationError naming each bad field (`subject` "options": paths such as
+ *   `["priority"]`; "payload": paths in the payload); NotFoundError for a task name the registry lacks
  */
 export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<NewJob> {
-  const parsed = optionsSchema.safeParse(item.options ?? {});
-  if (!parsed.success) {
-    throw new ValidationError(
-      'invalid enqueue options',
-      parsed.error.issues.map((i) => ({ path: i.path as (string | number)[], message: i.message })),
-    );
-  }
-  const options = parsed.data;
+  const options = parseInput(optionsSchema, item.options ?? {}, 'invalid enqueue options', { subject: 'options' });
   const name = isTask(item.task) ? item.task.name : item.task;
   if (typeof name !== 'string' || name.length === 0) throw new ValidationError('task must be a task or a task name');
   const task = isTask(item.task) ? item.task : deps.tasks.get(name);
@@ -52,8 +55,8 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
   }
   // JSON check first, so a non-JSON value never reaches a schema that might coerce it;
   // the schema's output (defaults, coercions) is what is stored, checked again.
-  const raw = serializeJson(item.payload, 'payload', deps.payloadLimit);
-  const payload = task?.schema ? serializeJson(await validatePayload(task, item.payload), 'payload', deps.payloadLimit) : raw;
+  const raw = payloadJson(item.payload, deps.payloadLimit);
+  const payload = task?.schema ? payloadJson(await validatePayload(task, item.payload), deps.payloadLimit) : raw;
   const now = deps.clock.now();
   return {
     queue: options.queue ?? 'default',
@@ -93,10 +96,20 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
   return inserted.map((i) => i.job);
 }
 
+/** The payload as JSON text; its issues (NUL, lone surrogate, not JSON) have `subject` "payload". */
+function payloadJson(value: unknown, limit: number): string {
+  try {
+    return serializeJson(value, 'payload', limit);
+  } catch (error) {
+    if (error instanceof ValidationError && error.code === 'validation' && error.subject === undefined) throw new ValidationError(error.summary, error.issues, { subject: 'payload' });
+    throw error;
+  }
+}
+
 /** The same error with "item N" in front of its message, keeping its class and code. */
 function atItem(error: unknown, index: number): unknown {
   if (error instanceof PayloadTooLargeError) return new PayloadTooLargeError(`item ${index} ${error.what}`, error.bytes, error.limit);
-  if (error instanceof ValidationError) return new ValidationError(`item ${index}: ${error.summary}`, error.issues);
+  if (error instanceof ValidationError) return new ValidationError(`item ${index}: ${error.summary}`, error.issues, error.subject === undefined ? {} : { subject: error.subject });
   if (error instanceof NotFoundError) return new NotFoundError(`item ${index}: ${error.message}`);
   return error;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type Job } from '../job/types.js';
 import type { JobFilter, QueueCount } from '../store/store.js';
+import { parseInput } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
 /**
@@ -33,11 +34,7 @@ const listSchema = z.object({
  * @throws ValidationError for an unknown state or a bad limit
  */
 export async function listJobs(deps: ClientDeps, options: ListOptions = {}): Promise<Job[]> {
-  const parsed = listSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new ValidationError('invalid list options', parsed.error.issues.map((i) => ({ path: i.path as string[], message: i.message })));
-  }
-  const { limit = 50, before, ...filter } = parsed.data;
+  const { limit = 50, before, ...filter } = parseInput(listSchema, options, 'invalid list options');
   return deps.store.jobList({ ...filter, limit, ...(before === undefined ? {} : { beforeId: before }) });
 }
 

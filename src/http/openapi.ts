@@ -56,7 +56,7 @@ export const openApiDocument = {
     '/api/jobs': {
       post: {
         summary: 'Enqueue a job (admin)',
-        requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string' }, priority: { type: 'integer' }, runAt: { type: 'string', format: 'date-time' }, delay: { type: 'integer' }, maxAttempts: { type: 'integer' }, timeout: { type: 'integer' }, key: { type: 'string' } } } } }) },
+        requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string', minLength: 1, maxLength: 200 }, priority: { type: 'integer', minimum: -1000000, maximum: 1000000 }, runAt: { type: 'string', format: 'date-time' }, delay: { type: 'integer', minimum: 0 }, maxAttempts: { type: 'integer', minimum: 1, maximum: 1000 }, timeout: { type: 'integer', minimum: 1, maximum: 2147483647 }, key: { type: 'string', minLength: 1, maxLength: 500 } } } } }) },
         responses: { '201': ok('the job', ref('Job')), ...errors },
       },
       get: {

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { BatonError, ConflictError, ValidationError } from '../errors.js';
+import { BatonError, ConflictError, ValidationError, brand } from '../errors.js';
 
 /**
  * Errors → HTTP answers. Every error is JSON `{ "error": { "code", "message" } }`
@@ -35,6 +35,7 @@ export const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
 
 /** An error of the HTTP layer itself (auth, content type, body) with its code. */
 export class HttpError extends BatonError {}
+brand(HttpError, 'HttpError');
 
 /** The JSON body and status for `error`. */
 export function problem(error: unknown): { status: ContentfulStatusCode; body: { error: Record<string, unknown> } } {

@@ -1,5 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { ConfigError, ValidationError } from '../errors.js';
+import { ConfigError } from '../errors.js';
+import { parseConfig, validateWith } from '../validation.js';
 import { z } from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
 import type { JobContext } from '../worker/context.js';
@@ -18,7 +19,7 @@ export interface TaskOptions<Payload, Result, Input = Payload> {
   handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
   /** Attempts before `failed`, 1..1000. @defaultValue 3 */
   maxAttempts?: number;
-  /** Per-attempt timeout in ms. @defaultValue none */
+  /** Per-attempt timeout in ms, 1..2147483647 (the largest Node timer). @defaultValue none */
   timeout?: number;
   /** Retry delay policy. @defaultValue {@link DEFAULT_BACKOFF} */
   backoff?: Backoff;
@@ -49,7 +50,7 @@ const TASK_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
 
 const taskOptionsSchema = z.object({
   maxAttempts: z.number().int().min(1).max(1000).optional(),
-  timeout: z.number().int().positive().optional(),
+  timeout: z.number().int().positive().max(2_147_483_647).optional(),
   backoff: backoffSchema.optional(),
 });
 
@@ -72,10 +73,7 @@ export function defineTask<Payload = unknown, Result = unknown, Input = Payload>
     throw new ConfigError(`task name ${JSON.stringify(name)} is invalid: use 1-200 characters of A-Z a-z 0-9 _ . : - /`);
   }
   if (typeof options?.handler !== 'function') throw new ConfigError(`task "${name}": handler must be a function`);
-  const checked = taskOptionsSchema.safeParse(options);
-  if (!checked.success) {
-    throw new ConfigError(`task "${name}": ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  }
+  parseConfig(taskOptionsSchema, options, `task "${name}" option`);
   return Object.freeze({
     [TASK_BRAND]: true as const,
     name,
@@ -95,21 +93,11 @@ export function isTask(value: unknown): value is AnyTask {
 /**
  * Validates `payload` against the task's schema (when it has one).
  * @returns the schema's output value (it may coerce or default fields)
- * @throws ValidationError naming each bad field
+ * @throws ValidationError naming each bad field (paths in the payload, `subject` "payload")
  */
 export async function validatePayload<P>(task: Task<P, unknown, unknown>, payload: unknown): Promise<P> {
   if (!task.schema) return payload as P;
-  const outcome = await task.schema['~standard'].validate(payload);
-  if (outcome.issues) {
-    throw new ValidationError(
-      `invalid payload for task "${task.name}"`,
-      outcome.issues.map((issue) => ({
-        path: (issue.path ?? []).map((p) => (typeof p === 'object' ? (p.key as string | number) : (p as string | number))),
-        message: issue.message,
-      })),
-    );
-  }
-  return outcome.value;
+  return validateWith(task.schema, payload, `invalid payload for task "${task.name}"`, { subject: 'payload' });
 }
 
 /**

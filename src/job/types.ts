@@ -78,19 +78,19 @@ export interface ClaimedJob extends Job {
 
 /** Options of `enqueue` / `enqueueMany`. */
 export interface EnqueueOptions {
-  /** @defaultValue 'default' */
+  /** 1..200 characters. @defaultValue 'default' */
   queue?: string;
-  /** Lower runs first. Integer. @defaultValue 0 */
+  /** Lower runs first. Integer -1000000..1000000. @defaultValue 0 */
   priority?: number;
   /** Earliest start. Mutually exclusive with `delay`. */
   runAt?: Date;
-  /** Earliest start, in ms from now. */
+  /** Earliest start, in ms from now (integer >= 0). */
   delay?: number;
   /** Attempts before `failed`, 1..1000. @defaultValue the task's, else 3 */
   maxAttempts?: number;
-  /** Per-attempt timeout in ms. @defaultValue the task's, else none */
+  /** Per-attempt timeout in ms, 1..2147483647 (the largest Node timer). @defaultValue the task's, else none */
   timeout?: number;
-  /** Idempotency key: while a non-terminal job with this key exists, enqueue returns it. */
+  /** Idempotency key, 1..500 characters: while a non-terminal job with this key exists, enqueue returns it. */
   key?: string;
   /**
    * Transactional enqueue (PostgreSQL): a node-postgres client inside the caller's

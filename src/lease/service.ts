@@ -22,6 +22,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError, ShutdownError, describeError } from '../errors.js';
+import { parseConfig } from '../validation.js';
 import { DEFAULT_BACKOFF, backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
 import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
 import type { ServiceRecord, Store } from '../store/store.js';
@@ -85,11 +86,7 @@ export function defineService(name: string, options: ServiceOptions): Service {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new ConfigError(`service name ${JSON.stringify(name)} is invalid: 1-200 letters, digits and _ . : - /`);
   }
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`service "${name}" option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
-  }
+  parseConfig(optionsSchema, options, `service "${name}" option`);
   return {
     [SERVICE_BRAND]: true,
     name,

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { ConfigError, NotFoundError } from '../errors.js';
+import { parseConfig } from '../validation.js';
 import { DEFAULT_PAYLOAD_LIMIT, serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { Job, Json } from '../job/types.js';
@@ -110,11 +111,7 @@ export function defineSchedule(name: string, options: ScheduleOptions): Schedule
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new ConfigError(`schedule name ${JSON.stringify(name)} is invalid: 1-200 letters, digits and _ . : - /`);
   }
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`schedule "${name}" option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
-  }
+  parseConfig(optionsSchema, options, `schedule "${name}" option`);
   let cadence: ParsedCadence;
   try {
     cadence = parseCadence({ ...(options.cron !== undefined ? { cron: options.cron } : {}), ...(options.every !== undefined ? { every: options.every } : {}), ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) }, { anchor: 0 });

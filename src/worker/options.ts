@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
+import { parseConfig } from '../validation.js';
 import { isTask, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
@@ -90,12 +91,7 @@ export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'logger' | 'clo
  * @throws ConfigError naming the option (0, negative, NaN, strings… are refused; undefined is the default)
  */
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`worker option ${issue.path.join('.') || '(options)'}: ${issue.message}`);
-  }
-  const o = parsed.data;
+  const o = parseConfig(schema, options, 'worker option');
   const leaseTtl = o.leaseTtl ?? 30_000;
   const heartbeatInterval = o.heartbeatInterval ?? Math.floor(leaseTtl / 3);
   if (heartbeatInterval >= leaseTtl) {

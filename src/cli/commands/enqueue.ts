@@ -1,7 +1,8 @@
 import { Command } from 'commander';
+import { ValidationError } from '../../errors.js';
 import type { EnqueueOptions } from '../../job/types.js';
 import { loadTasks } from '../load-tasks.js';
-import { UsageError, integer, isoDate, milliseconds, readJsonOption, withBaton, withDatabase } from '../options.js';
+import { UsageError, integer, isoDate, readJsonOption, withBaton, withDatabase } from '../options.js';
 import { displayState, out, printJson } from '../output.js';
 
 interface EnqueueFlags {
@@ -24,6 +25,10 @@ interface EnqueueFlags {
  * schema; without, the payload is only checked to be plain JSON. The payload is
  * JSON text, `@FILE` or `-` (stdin). With `--key`, a job already holding the key
  * is printed instead and said so (`"created": false` with `--json`).
+ *
+ * The flags are parsed here (integers, ISO dates, JSON) and handed to the client,
+ * which checks their values and limits: its issues are reported by flag name
+ * (`--max-attempts: Too big…`), exit code 2, nothing enqueued.
  */
 export function enqueueCommand(): Command {
   return withDatabase(new Command('enqueue'))
@@ -31,12 +36,12 @@ export function enqueueCommand(): Command {
     .argument('<task>', 'task name')
     .option('--payload <json>', 'payload as JSON; @FILE reads it from FILE, - from stdin (default: null)')
     .option('--queue <name>', 'queue (default: default)')
-    .option('--priority <n>', 'lower runs first (default: 0)', integer(-1_000_000, 1_000_000))
-    .option('--delay <ms>', 'run no earlier than this many ms from now', milliseconds)
+    .option('--priority <n>', 'lower runs first, -1000000..1000000 (default: 0)', anyInteger)
+    .option('--delay <ms>', 'run no earlier than this many ms from now', anyInteger)
     .option('--run-at <iso>', 'run no earlier than this time (ISO 8601)', isoDate)
-    .option('--max-attempts <n>', 'attempts before failed (default: the task\'s, else 3)', integer(1, 1000))
-    .option('--timeout <ms>', 'per-attempt timeout (default: the task\'s, else none)', integer(1, 2_147_483_647))
-    .option('--key <key>', 'idempotency key: while a job with this key is not finished, return it instead')
+    .option('--max-attempts <n>', 'attempts before failed, 1..1000 (default: the task\'s, else 3)', anyInteger)
+    .option('--timeout <ms>', 'per-attempt timeout, 1..2147483647 (default: the task\'s, else none)', anyInteger)
+    .option('--key <key>', 'idempotency key, 1..500 characters: while a job with this key is not finished, return it instead')
     .option('--tasks <file>', 'module exporting the tasks: refuses unknown names and checks the payload schema')
     .option('--json', 'print the job as JSON')
     .action(async (task: string, flags: EnqueueFlags) => {
@@ -61,6 +66,8 @@ export function enqueueCommand(): Command {
         try {
           const job = await baton.enqueue(task, payload, options);
           return { job, created: inserted === job.id };
+        } catch (error) {
+          throw byFlag(error);
         } finally {
           off();
         }
@@ -69,4 +76,21 @@ export function enqueueCommand(): Command {
       else if (!created) out(`job ${job.id} already exists for key ${job.key} (${displayState(job)}); not enqueued again`);
       else out(`job ${job.id} ${displayState(job)}: ${job.task} on queue ${job.queue}, run at ${job.runAt.toISOString()}`);
     });
+}
+
+/** Any integer: the client checks the range. */
+const anyInteger = integer(Number.MIN_SAFE_INTEGER);
+
+/**
+ * The client's refusal of an option, named by its flag: "invalid enqueue options:
+ * --max-attempts: Too big: expected number to be <=1000". Other errors unchanged.
+ */
+function byFlag(error: unknown): unknown {
+  if (!(error instanceof ValidationError) || error.subject !== 'options') return error;
+  const issues = error.issues.map((i) => {
+    const [first, ...rest] = i.path;
+    const flag = typeof first === 'string' ? `--${first.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : '';
+    return [flag, ...rest].filter((p) => p !== '').join('.') + (flag || rest.length ? ': ' : '') + i.message;
+  });
+  return new UsageError(`${error.summary}: ${issues.join('; ')}`);
 }

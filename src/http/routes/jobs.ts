@@ -1,33 +1,29 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Baton } from '../../baton.js';
-import { NotFoundError, ValidationError, ConflictError, type ValidationIssue } from '../../errors.js';
+import { NotFoundError, ValidationError, ConflictError } from '../../errors.js';
 import type { AnyTask } from '../../job/task.js';
 import { JOB_STATES, type EnqueueOptions } from '../../job/types.js';
+import { parseInput, withPathPrefix } from '../../validation.js';
 import { readJson } from '../body.js';
 import { jobJson } from '../serialize.js';
 
-/** zod issues → ValidationError issues. */
-export function invalid(message: string, error: z.ZodError): ValidationError {
-  return new ValidationError(message, error.issues.map((i): ValidationIssue => ({ path: i.path.filter((p) => typeof p !== 'symbol') as (string | number)[], message: i.message })));
-}
-
+/**
+ * The JSON shape of an enqueue request. Only what JSON cannot say as the client
+ * wants it is checked here (`runAt` is an ISO 8601 string, turned into a Date; the
+ * client's `client` option has no JSON form); the options' values and limits are the
+ * client's to check, once, and its issues come back under `options.`.
+ */
 const enqueueBody = z.strictObject({
   task: z.string().min(1).max(200),
   payload: z.unknown().optional(),
   options: z
-    .strictObject({
-      queue: z.string().min(1).max(200).optional(),
-      priority: z.number().int().optional(),
+    .looseObject({
       runAt: z.iso.datetime({ offset: true }).optional(),
-      delay: z.number().int().min(0).optional(),
-      maxAttempts: z.number().int().optional(),
-      timeout: z.number().int().optional(),
-      key: z.string().max(1000).optional(),
+      client: z.never({ error: 'not accepted over HTTP (transactional enqueue is for in-process callers)' }).optional(),
     })
     .optional(),
 });
-
 const listQuery = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
   queue: z.string().min(1).optional(),
@@ -50,26 +46,21 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
   const now = () => baton.clock.now();
 
   app.post('/', async (c) => {
-    const parsed = enqueueBody.safeParse(await readJson(c, options.bodyLimit));
-    if (!parsed.success) throw invalid('invalid enqueue request', parsed.error);
-    const { task, payload, options: o = {} } = parsed.data;
-    const enqueueOptions: EnqueueOptions = {};
-    for (const [key, value] of Object.entries(o)) if (value !== undefined) (enqueueOptions as Record<string, unknown>)[key] = key === 'runAt' ? new Date(value as string) : value;
-    let job;
-    if (options.tasks) {
-      const known = options.tasks.get(task);
-      if (!known) throw new NotFoundError(`unknown task "${task}": this server knows ${[...options.tasks.keys()].map((n) => `"${n}"`).join(', ') || 'no tasks'}`);
-      job = await baton.enqueue(known, payload as never, enqueueOptions);
-    } else {
-      job = await baton.enqueue(task, payload, enqueueOptions);
+    const { task, payload, options: o = {} } = parseInput(enqueueBody, await readJson(c, options.bodyLimit), 'invalid enqueue request');
+    const enqueueOptions = { ...o, ...(typeof o.runAt === 'string' ? { runAt: new Date(o.runAt) } : {}) } as EnqueueOptions;
+    const known = options.tasks?.get(task);
+    if (options.tasks && !known) throw new NotFoundError(`unknown task "${task}": this server knows ${[...options.tasks.keys()].map((n) => `"${n}"`).join(', ') || 'no tasks'}`);
+    try {
+      const job = known ? await baton.enqueue(known, payload as never, enqueueOptions) : await baton.enqueue(task, payload, enqueueOptions);
+      return c.json(jobJson(job, now()), 201);
+    } catch (error) {
+      // The client names fields from the argument it checked; the body has them under that key.
+      throw error instanceof ValidationError && error.subject ? withPathPrefix(error, [error.subject]) : error;
     }
-    return c.json(jobJson(job, now()), 201);
   });
 
   app.get('/', async (c) => {
-    const parsed = listQuery.safeParse(c.req.query());
-    if (!parsed.success) throw invalid('invalid job list query', parsed.error);
-    const { cursor, limit = 50, ...filter } = parsed.data;
+    const { cursor, limit = 50, ...filter } = parseInput(listQuery, c.req.query(), 'invalid job list query');
     const items = await baton.listJobs({ ...filter, limit, ...(cursor === undefined ? {} : { before: cursor }) });
     const last = items.at(-1);
     return c.json({ items: items.map((job) => jobJson(job, now())), nextCursor: items.length === limit && last ? String(last.id) : null });
@@ -79,9 +70,8 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
 
   app.post('/:id/cancel', async (c) => {
     const id = jobId(c.req.param('id'));
-    const parsed = cancelBody.safeParse(await readJson(c, options.bodyLimit));
-    if (!parsed.success) throw invalid('invalid cancel request', parsed.error);
-    const result = await baton.cancel(id, parsed.data.reason ?? undefined);
+    const { reason } = parseInput(cancelBody, await readJson(c, options.bodyLimit), 'invalid cancel request');
+    const result = await baton.cancel(id, reason ?? undefined);
     if (result.outcome === 'unchanged') throw new ConflictError(`job ${id} is already ${result.job.state}; nothing to cancel`, result.job.state);
     return c.json({ outcome: result.outcome, job: jobJson(result.job, now()) });
   });

@@ -1,0 +1,75 @@
+/**
+ * POST /api/jobs hands the options to the client, which validates them once: the
+ * limits the client enforces (priority, maxAttempts, key length, timeout…) answer
+ * 400 naming the field, and nothing is written.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createHttpApp, defineTask } from 'baton-jobs';
+import { openBaton } from '../helpers/db.js';
+
+const greet = defineTask('greet', {
+  schema: z.object({ name: z.string().min(1) }),
+  handler: async (payload) => ({ hello: payload.name }),
+});
+
+async function post(app: ReturnType<typeof createHttpApp>, body: unknown) {
+  const response = await app.fetch(new Request('http://localhost/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  return { status: response.status, json: (await response.json()) as { error?: { code: string; message: string; issues?: Array<{ path: (string | number)[]; message: string }> } } };
+}
+
+describe('POST /api/jobs: enqueue options validated by the client', () => {
+  const refused: Array<[string, Record<string, unknown>]> = [
+    ['priority', { priority: 1_000_001 }],
+    ['priority', { priority: -1_000_001 }],
+    ['maxAttempts', { maxAttempts: 5000 }],
+    ['maxAttempts', { maxAttempts: 0 }],
+    ['key', { key: 'k'.repeat(1000) }],
+    ['key', { key: '' }],
+    ['timeout', { timeout: 0 }],
+    ['timeout', { timeout: 2_147_483_648 }],
+    ['queue', { queue: '' }],
+    ['delay', { delay: -1 }],
+  ];
+
+  it.each(refused)('options.%s out of the client\'s range (%j) → 400 naming it, nothing written', async (field, options) => {
+    const writes: string[] = [];
+    const baton = await openBaton({}, (op) => {
+      if (op.startsWith('jobInsert')) writes.push(op);
+    });
+    const app = createHttpApp(baton, { tasks: [greet] });
+    const answer = await post(app, { task: 'greet', payload: { name: 'Ada' }, options });
+    expect(answer.status, JSON.stringify(answer.json)).toBe(400);
+    expect(answer.json.error?.code).toBe('validation');
+    expect(answer.json.error?.issues?.map((i) => i.path)).toEqual([['options', field]]);
+    expect(answer.json.error?.message).toContain(`options.${field}`);
+    expect(writes).toEqual([]);
+    expect(await baton.listJobs()).toEqual([]);
+  });
+
+  it('the limits themselves are accepted', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton, { tasks: [greet] });
+    const answer = await post(app, { task: 'greet', payload: { name: 'Ada' }, options: { priority: 1_000_000, maxAttempts: 1000, key: 'k'.repeat(500) } });
+    expect(answer.status, JSON.stringify(answer.json)).toBe(201);
+    expect(answer.json).toMatchObject({ priority: 1_000_000, maxAttempts: 1000, key: 'k'.repeat(500) });
+  });
+
+  it('an unknown option, a transaction client and a NUL in the payload → 400 with the body\'s paths', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton, { tasks: [greet] });
+    const unknown = await post(app, { task: 'greet', payload: { name: 'Ada' }, options: { bogus: 1 } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error?.issues).toEqual([{ path: ['options'], message: expect.stringContaining('bogus') }]);
+    const client = await post(app, { task: 'greet', payload: { name: 'Ada' }, options: { client: { query: 1 } } });
+    expect(client.status).toBe(400);
+    expect(client.json.error?.issues?.map((i) => i.path)).toEqual([['options', 'client']]);
+    const nul = await post(app, { task: 'greet', payload: { name: 'A\u0000' } });
+    expect(nul.status).toBe(400);
+    expect(nul.json.error?.issues?.map((i) => i.path)).toEqual([['payload', 'name']]);
+    const schema = await post(app, { task: 'greet', payload: { name: '' } });
+    expect(schema.status).toBe(400);
+    expect(schema.json.error?.issues?.map((i) => i.path)).toEqual([['payload', 'name']]);
+    expect(await baton.listJobs()).toEqual([]);
+  });
+});
