@@ -43,7 +43,7 @@ export function instrumentStore(store: Store, logger: Logger, observer?: StoreOb
       }
     };
   }
-  return Object.assign(Object.create(null), { driver: store.driver, supportsListen: store.supportsListen }, wrapped) as Store;
+  return Object.assign(Object.create(null), { driver: store.driver, clock: store.clock }, wrapped) as Store;
 }
 
 function methodNames(store: Store): string[] {

@@ -1,22 +1,78 @@
-import type { ClaimedJob, Job, JobState, Progress, TransactionClient } from '../job/types.js';
+import type { Clock } from '../clock.js';
+import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
+import type {
+  StoreChange,
+  NewJob,
+  InsertedJob,
+  Completion,
+  Lease,
+  StoredError,
+  CancelRequest,
+  LeaseReport,
+  RescueReport,
+  CancelOutcome,
+  JobFilter,
+  QueueCount,
+  LeaseAcquireResult,
+  LeaseRecord,
+  ServiceRecord,
+  ScheduleDefinitionRow,
+  ScheduleRecord,
+  WorkerRegistration,
+  WorkerRecord,
+  ThroughputRow,
+} from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
  * Internal: not a public extension point yet.
  *
  * Conventions: one params object per method; `now` is ms since the epoch and
- * comes from the caller's clock; JSON values arrive already serialized (text)
- * and checked by `serializeJson`. Every write about a running job is fenced by
- * `(id, token)`: it applies only while the job is `running` under that lease
- * token, and returns false otherwise (the run lost its lease).
+ * comes from the caller's clock, which should be {@link Store.clock} (the
+ * database's time) unless a test injects its own; JSON values arrive already
+ * serialized (text) and checked by `serializeJson`. Every write about a running
+ * job is fenced by `(id, token)`: it applies only while the job is `running`
+ * under that lease token, and returns false otherwise (the run lost its lease).
+ * Errors: a driver throws what its database library throws; the instrumented
+ * wrapper (instrumented.ts) maps it to `StoreError { op }`. BatonErrors a driver
+ * throws on purpose (ConflictError, ConfigError) pass through unchanged.
+ *
+ * The same operations are implemented per driver in `sqlite/` and `postgres/`, one
+ * file per concern (jobs, job-leases, leases, queues, schedules, services,
+ * workers), composed by {@link DriverStore}; test/conformance runs every method on
+ * both drivers.
  */
 export interface Store {
-  /** Driver name, e.g. "sqlite". */
+  /** Driver name: "sqlite" or "postgres". */
   readonly driver: string;
-  /** True when the driver pushes change notifications (LISTEN/NOTIFY); false = polled. */
-  readonly supportsListen: boolean;
 
-  /** Applies pending migrations; safe when several processes call it at once. */
+  /**
+   * The database's time, in ms since the epoch: what every `now` passed to this
+   * store should come from, so that hosts whose clocks disagree still agree on
+   * leases, `runAt` and schedule ticks. SQLite: this host's clock (every process
+   * sharing the file runs on this host). PostgreSQL: this host's clock plus the
+   * offset to the server's clock measured by the latest {@link Store.clockSync}
+   * (0 until the first one).
+   */
+  readonly clock: Clock;
+
+  /**
+   * Measures how far the database's clock is from this host's and updates
+   * {@link Store.clock}. PostgreSQL: three reads of `clock_timestamp()`, the one
+   * with the shortest round trip kept, the server's time compared with the midpoint
+   * of the round trip (error at most half of `roundTripMs`). SQLite: no I/O, offset 0.
+   * @returns `offsetMs` = database time − host time (positive: the host is behind),
+   *   and the round trip of the kept read, both in ms
+   * @throws StoreError when the database cannot be reached (op "clockSync")
+   */
+  clockSync(): Promise<ClockReading>;
+
+  /**
+   * Applies pending migrations in version order, each with its ledger row, in one
+   * transaction under the driver's migration lock; safe when several processes call
+   * it at once (one applies, the others then find nothing to do).
+   * @throws ConfigError when the database holds a breaking migration newer than this code knows
+   */
   migrate(): Promise<void>;
 
   /**
@@ -93,12 +149,21 @@ export interface Store {
    */
   jobRetry(params: { id: number; now: number }): Promise<{ job: Job; retried: boolean } | null>;
 
+  /** @returns the job, or null when no job has this id */
   jobGet(params: { id: number }): Promise<Job | null>;
 
-  /** Newest first (id descending), `afterId` = exclusive cursor. */
+  /**
+   * Jobs matching every given filter field, newest first (id descending).
+   * @param params.limit - at most this many jobs
+   * @param params.beforeId - exclusive cursor: only jobs with a smaller id (the last id of the previous page)
+   * @returns up to `limit` jobs; [] when none match
+   */
   jobList(params: JobFilter & { limit: number; beforeId?: number }): Promise<Job[]>;
 
-  /** Job counts per queue and state. */
+  /**
+   * Job counts per queue and state, by queue then state; pairs with no job are left out.
+   * @param params.queuePrefix - only queues whose name starts with it
+   */
   queueCounts(params: { queuePrefix?: string }): Promise<QueueCount[]>;
 
   /**
@@ -159,8 +224,11 @@ export interface Store {
 
   scheduleGet(params: { name: string }): Promise<ScheduleRecord | null>;
 
-  /** Every schedule, by name. */
-  scheduleList(params: { now?: number }): Promise<ScheduleRecord[]>;
+  /**
+   * Every schedule, paused or not, by name. Takes no parameters (the optional
+   * object keeps the one-params-object shape).
+   */
+  scheduleList(params?: Record<string, never>): Promise<ScheduleRecord[]>;
 
   /** Unpaused schedules with next_run_at <= now, and the earliest next_run_at of any unpaused schedule. */
   scheduleDue(params: { now: number; limit: number }): Promise<{ due: ScheduleRecord[]; earliest: number | null }>;
@@ -219,156 +287,39 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/**
- * What changed, when the driver knows (a pushed notification): a cancel request of
- * a running job. Without it, anything may have changed.
- */
-export interface StoreChange {
-  cancel?: CancelRequest;
+/** The name of every operation of a {@link Store} that takes a params object. */
+export type StoreOperation = Exclude<keyof Store, 'driver' | 'clock' | 'clockSync' | 'migrate' | 'watchChanges' | 'close'>;
+
+/** The params object of a store operation, e.g. `StoreParams<'jobClaim'>`. */
+export type StoreParams<K extends StoreOperation> = Parameters<Store[K]>[0];
+
+/** One measurement of {@link Store.clockSync}. */
+export interface ClockReading {
+  /** Database time minus host time, in ms (positive: this host is behind). */
+  offsetMs: number;
+  /** Round trip of the read the offset comes from, in ms (its error is at most half of it). */
+  roundTripMs: number;
 }
 
-/** A job to insert; JSON fields are serialized text. */
-export interface NewJob {
-  queue: string;
-  task: string;
-  payload: string;
-  priority: number;
-  runAt: number;
-  maxAttempts: number;
-  timeoutMs: number | null;
-  key: string | null;
-}
-
-export interface InsertedJob {
-  job: Job;
-  created: boolean;
-}
-
-/** One completion of `jobCompleteMany`. */
-export interface Completion {
-  id: number;
-  token: number;
-  result: string;
-}
-
-/** A lease held by a worker: job id plus the fencing token of its claim. */
-export interface Lease {
-  id: number;
-  token: number;
-}
-
-export interface StoredError {
-  attempt: number;
-  time: number;
-  message: string;
-  stack: string | null;
-}
-
-export interface CancelRequest {
-  id: number;
-  reason: string | null;
-}
-
-export interface LeaseReport {
-  lost: number[];
-  cancelRequested: CancelRequest[];
-}
-
-export interface RescueReport {
-  requeued: number[];
-  failed: number[];
-  cancelled: number[];
-}
-
-/** `cancelled`: it is now cancelled; `requested`: running, request stored; `unchanged`: terminal already. */
-export type CancelOutcome = 'cancelled' | 'requested' | 'unchanged';
-
-export interface JobFilter {
-  state?: JobState;
-  queue?: string;
-  task?: string;
-}
-
-export interface QueueCount {
-  queue: string;
-  state: JobState;
-  count: number;
-}
-
-export type LeaseAcquireResult =
-  | { acquired: true; token: number; expiresAt: number }
-  | { acquired: false; owner: string; expiresAt: number };
-
-/** A named lease. `owner`/`expiresAt` null when free; `token` is the last one handed out. */
-export interface LeaseRecord {
-  name: string;
-  owner: string | null;
-  token: number;
-  expiresAt: number | null;
-}
-
-/** A service row. Times are ms since the epoch. `holder`: owner of its live lease (serviceList only). */
-export interface ServiceRecord {
-  name: string;
-  paused: boolean;
-  lastRunAt: number | null;
-  nextRunAt: number | null;
-  lastError: string | null;
-  lastErrorAt: number | null;
-  failures: number;
-  updatedAt: number;
-  holder: string | null;
-  holderUntil: number | null;
-}
-
-/** The stored definition of a schedule (what `scheduleUpsert` writes). `payload` is JSON text. */
-export interface ScheduleDefinitionRow {
-  name: string;
-  cron: string | null;
-  everyMs: number | null;
-  timezone: string;
-  task: string;
-  payload: string;
-  queue: string;
-  priority: number;
-  maxAttempts: number;
-  timeoutMs: number | null;
-  catchUp: 'none' | 'latest' | 'all';
-  catchUpLimit: number;
-}
-
-/** A schedule row. `lastRunAt`: the latest tick enqueued; `lastWorker`: who enqueued it. */
-export interface ScheduleRecord extends ScheduleDefinitionRow {
-  paused: boolean;
-  nextRunAt: number | null;
-  lastRunAt: number | null;
-  lastWorker: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** What a worker writes about itself in the registry. Times are ms since the epoch. */
-export interface WorkerRegistration {
-  id: string;
-  host: string;
-  pid: number;
-  startedAt: number;
-  concurrency: number;
-  queues: string[];
-  /** Ids of the jobs it runs now. */
-  running: number[];
-}
-
-/** A registry row. */
-export interface WorkerRecord extends WorkerRegistration {
-  lastHeartbeatAt: number;
-  expiresAt: number;
-}
-
-/** Finished jobs of one queue in one minute. */
-export interface ThroughputRow {
-  queue: string;
-  minute: number;
-  completed: number;
-  failed: number;
-}
+export type {
+  StoreChange,
+  NewJob,
+  InsertedJob,
+  Completion,
+  Lease,
+  StoredError,
+  CancelRequest,
+  LeaseReport,
+  RescueReport,
+  CancelOutcome,
+  JobFilter,
+  QueueCount,
+  LeaseAcquireResult,
+  LeaseRecord,
+  ServiceRecord,
+  ScheduleDefinitionRow,
+  ScheduleRecord,
+  WorkerRegistration,
+  WorkerRecord,
+  ThroughputRow,
+} from './types.js';

@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { Migration } from '../../migrate.js';
 
 /**
  * Jobs table, claim/lease/key indexes, and the triggers that wake workers:

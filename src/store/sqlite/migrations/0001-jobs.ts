@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { Migration } from '../../migrate.js';
 
 /** Jobs table. Times are INTEGER ms since the epoch; JSON columns are TEXT. */
 export const migration: Migration = {

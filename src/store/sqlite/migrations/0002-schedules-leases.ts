@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { Migration } from '../../migrate.js';
 
 /**
  * Named leases (locks and services), services, recurring schedules, and the tick a

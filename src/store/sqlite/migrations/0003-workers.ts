@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { Migration } from '../../migrate.js';
 
 /**
  * The worker registry: each worker upserts its row at start and on every heartbeat

@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { Migration } from '../../migrate.js';
 import { migration as m0001 } from './0001-jobs.js';
 import { migration as m0002 } from './0002-schedules-leases.js';
 import { migration as m0003 } from './0003-workers.js';

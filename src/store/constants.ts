@@ -1,0 +1,9 @@
+/**
+ * Values both drivers write, kept in one place so the drivers cannot drift.
+ */
+
+/** The error message of an attempt settled by `jobRescueExpired` (the lease ran out). */
+export const LEASE_EXPIRED_MESSAGE = 'lease expired: the worker stopped heartbeating (crashed, killed or frozen)';
+
+/** SQL SET fragment (valid on SQLite and PostgreSQL) that clears a job's lease holder and expiry; the token stays. */
+export const CLEAR_LEASE = 'lease_owner = NULL, lease_expires_at = NULL';

@@ -1,0 +1,73 @@
+import { ConfigError } from '../errors.js';
+
+/**
+ * A schema migration. Files live in `src/store/<driver>/migrations/NNNN-name.ts`,
+ * append-only, with the same version numbers on every driver. A `breaking`
+ * migration means older code must not run against the new schema; a store refuses
+ * to open a database whose schema holds a breaking version newer than the code knows.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  breaking?: boolean;
+}
+
+/** A row of the `baton_migrations` ledger. */
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  breaking: boolean;
+}
+
+/**
+ * What a driver supplies to {@link runMigrations}: how to run SQL inside the one
+ * transaction (and lock) the migration runs in. Nothing else is driver-specific.
+ */
+export interface MigrationTransaction {
+  /** Creates the ledger when missing and returns its rows. */
+  applied(): Promise<AppliedMigration[]>;
+  /** Runs one migration's SQL (several statements). */
+  exec(sql: string): Promise<void>;
+  /** Appends the ledger row of a migration just applied. */
+  record(migration: Migration): Promise<void>;
+}
+
+/**
+ * The ledger logic both drivers share: inside `transaction` (which the driver runs
+ * as one transaction holding its migration lock, so that concurrent openers apply
+ * each version once), reads which versions are applied, refuses a schema holding a
+ * breaking version newer than `migrations` knows, then applies the missing ones in
+ * version order, each followed by its ledger row. A newer non-breaking version is
+ * tolerated (older code may run against an additive change).
+ *
+ * @param where - names the database in the refusal, e.g. `schema "baton"`
+ * @throws ConfigError when the schema is newer (breaking) than this code, or when two migrations share a version
+ */
+export async function runMigrations(
+  migrations: readonly Migration[],
+  where: string,
+  transaction: <T>(fn: (tx: MigrationTransaction) => Promise<T>) => Promise<T>,
+): Promise<void> {
+  const ordered = [...migrations].sort((a, b) => a.version - b.version);
+  for (const [i, m] of ordered.entries()) {
+    if (i > 0 && ordered[i - 1]!.version === m.version) throw new ConfigError(`two migrations have version ${m.version}`);
+  }
+  const known = ordered.at(-1)?.version ?? 0;
+  await transaction(async (tx) => {
+    const applied = await tx.applied();
+    const newer = applied.filter((m) => m.version > known && m.breaking).sort((a, b) => a.version - b.version);
+    if (newer.length > 0) {
+      const latest = newer.at(-1)!;
+      throw new ConfigError(
+        `database ${where} is at version ${latest.version} (${latest.name}), newer than this Baton knows (${known}); upgrade baton-jobs`,
+      );
+    }
+    const done = new Set(applied.map((m) => m.version));
+    for (const migration of ordered) {
+      if (done.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.record(migration);
+    }
+  });
+}

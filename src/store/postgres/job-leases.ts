@@ -1,0 +1,50 @@
+import { CLEAR_LEASE, LEASE_EXPIRED_MESSAGE } from '../constants.js';
+import type { CancelRequest, LeaseReport, RescueReport, StoreParams } from '../store.js';
+import { date, type PgContext } from './context.js';
+
+/**
+ * The leases of running jobs on PostgreSQL: the worker's batched extension (with
+ * its cancel report), the cheap cancel-request read, and the rescue of expired
+ * leases, each one statement.
+ */
+
+export async function leaseExtendMany(ctx: PgContext, { owner, leases, leaseMs, now }: StoreParams<'leaseExtendMany'>): Promise<LeaseReport> {
+  if (leases.length === 0) return { lost: [], cancelRequested: [] };
+  const rows = await ctx.query<{ id: string; cancel_requested_at: Date | null; cancel_reason: string | null }>('extend', `
+    UPDATE :schema.jobs j SET lease_expires_at = $4
+    FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
+    WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.lease_owner = $3
+    RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)], { hot: true });
+  const held = new Set(rows.map((r) => Number(r.id)));
+  return {
+    lost: leases.filter((l) => !held.has(l.id)).map((l) => l.id),
+    cancelRequested: rows.filter((r) => r.cancel_requested_at !== null).map((r) => ({ id: Number(r.id), reason: r.cancel_reason })),
+  };
+}
+
+export async function jobCancelRequests(ctx: PgContext, { ids }: StoreParams<'jobCancelRequests'>): Promise<CancelRequest[]> {
+  if (ids.length === 0) return [];
+  const rows = await ctx.query<{ id: string; reason: string | null }>('cancel_requests', `
+    SELECT id, cancel_reason AS reason FROM :schema.jobs
+    WHERE id = ANY($1::bigint[]) AND state = 'running' AND cancel_requested_at IS NOT NULL`, [ids]);
+  return rows.map((r) => ({ id: Number(r.id), reason: r.reason }));
+}
+
+export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'jobRescueExpired'>): Promise<RescueReport> {
+  const rows = await ctx.query<{ id: string; state: string }>('rescue', `
+    WITH expired AS (
+      SELECT id FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
+    )
+    UPDATE :schema.jobs j SET
+      state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+      finished_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN NULL ELSE $1 END,
+      run_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN $1 ELSE j.run_at END,
+      errors = CASE WHEN j.cancel_requested_at IS NULL
+        THEN j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))
+        ELSE j.errors END,
+      ${CLEAR_LEASE}
+    FROM expired WHERE j.id = expired.id
+    RETURNING j.id, j.state`, [date(now), now, LEASE_EXPIRED_MESSAGE]);
+  const of = (state: string) => rows.filter((r) => r.state === state).map((r) => Number(r.id));
+  return { requeued: of('queued'), failed: of('failed'), cancelled: of('cancelled') };
+}

@@ -1,0 +1,195 @@
+import { ConflictError } from '../../errors.js';
+import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
+import { CLEAR_LEASE } from '../constants.js';
+import type { CancelOutcome, InsertedJob, StoreParams } from '../store.js';
+import { date, type PgContext } from './context.js';
+import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+
+/** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
+
+const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
+
+export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
+  const run = async (db: TransactionClient) => {
+    const results: Array<InsertedJob | undefined> = new Array(jobs.length);
+    let pending = jobs.map((job, index) => ({ job, index }));
+    // A key can be freed (its job finished) between the conflict and the read: try again.
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
+      const inserted = (await db.query(ctx.sql(`
+        WITH input AS (
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[])
+            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord)
+        ), ins AS (
+          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at)
+          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10 FROM input ORDER BY ord
+          ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING
+          RETURNING *
+        )
+        SELECT * FROM ins ORDER BY id`), [
+        pending.map((p) => p.job.queue),
+        pending.map((p) => p.job.task),
+        pending.map((p) => p.job.payload),
+        pending.map((p) => p.job.priority),
+        pending.map((p) => date(p.job.runAt)),
+        pending.map((p) => p.job.maxAttempts),
+        pending.map((p) => p.job.timeoutMs),
+        pending.map((p) => p.job.key),
+        pending.map((p) => p.index),
+        date(now),
+      ])).rows as JobRow[];
+      // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
+      // Which inputs were skipped: keyed ones whose key (now) has a live job.
+      const insertedKeys = new Set(inserted.map((r) => r.key).filter((k) => k !== null));
+      const skipped: typeof pending = [];
+      const claimedKeys = new Set<string>();
+      const created: typeof pending = [];
+      for (const p of pending) {
+        const key = p.job.key;
+        if (key !== null && (!insertedKeys.has(key) || claimedKeys.has(key))) skipped.push(p);
+        else {
+          if (key !== null) claimedKeys.add(key);
+          created.push(p);
+        }
+      }
+      created.forEach((p, i) => (results[p.index] = { job: rowToJob(inserted[i]!), created: true }));
+      if (skipped.length === 0) break;
+      const live = (await db.query(ctx.sql(`SELECT * FROM :schema.jobs WHERE key = ANY($1::text[]) AND state IN ('queued','running')`), [
+        [...new Set(skipped.map((p) => p.job.key!))],
+      ])).rows as JobRow[];
+      const byKey = new Map(live.map((r) => [r.key!, r]));
+      pending = [];
+      for (const p of skipped) {
+        const row = byKey.get(p.job.key!);
+        if (row) results[p.index] = { job: rowToJob(row), created: false };
+        else pending.push(p);
+      }
+    }
+    return results as InsertedJob[];
+  };
+  return client ? run(client) : ctx.transaction(run);
+}
+
+export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
+  const rows = await ctx.query<JobRow>('claim', `
+    WITH next AS (
+      -- Per queue, an ordered scan of the (queue, priority, run_at, id) index that stops
+      -- after $4 rows, whatever the (often stale) statistics of a churning queue table
+      -- say; then the best $4 across the queues.
+      SELECT c.id FROM unnest($2::text[]) AS q(name) CROSS JOIN LATERAL (
+        SELECT id, priority, run_at FROM :schema.jobs
+        WHERE state = 'queued' AND queue = q.name AND run_at <= $1 AND task = ANY($3::text[])
+        ORDER BY priority, run_at, id
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED
+      ) c
+      ORDER BY c.priority, c.run_at, c.id
+      LIMIT $4
+    )
+    UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
+      lease_token = j.lease_token + 1, started_at = $1
+    WHERE j.id = ANY(ARRAY(SELECT id FROM next)) -- primary-key lookups even in a generic plan
+    RETURNING j.*`, [date(p.now), p.queues, p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)], { hot: true });
+  return rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+}
+
+export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
+  if (items.length === 0) return [];
+  const rows = await ctx.query<{ id: string }>('complete_many', `
+    UPDATE :schema.jobs j SET state = 'completed', result = c.result::json, finished_at = $4, ${CLEAR_LEASE}
+    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result)
+    WHERE j.id = c.id AND j.lease_token = c.token AND j.state = 'running'
+    RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)], { hot: true });
+  return rows.map((r) => Number(r.id));
+}
+
+export async function jobFail(ctx: PgContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
+  // $3: finished_at when failed for good, run_at of the retry otherwise.
+  const set =
+    retryAt === null
+      ? `state = 'failed', finished_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`
+      : `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`;
+  return fenced(ctx, set, [id, token, date(retryAt ?? now), JSON.stringify(error)]);
+}
+
+export async function jobFinishCancelled(ctx: PgContext, { id, token, now }: StoreParams<'jobFinishCancelled'>): Promise<boolean> {
+  return fenced(ctx, `state = 'cancelled', finished_at = $3, ${CLEAR_LEASE}`, [id, token, date(now)]);
+}
+
+export async function jobCheckpoint(ctx: PgContext, { id, token, checkpoint }: StoreParams<'jobCheckpoint'>): Promise<boolean> {
+  return fenced(ctx, 'checkpoint = $3::json', [id, token, checkpoint]);
+}
+
+export async function jobProgress(ctx: PgContext, { id, token, progress }: StoreParams<'jobProgress'>): Promise<boolean> {
+  return fenced(ctx, 'progress = $3::jsonb', [id, token, JSON.stringify(progress)]);
+}
+
+/** One fenced write: `$1` id, `$2` token, then the SET clause's own parameters. */
+async function fenced(ctx: PgContext, set: string, values: unknown[]): Promise<boolean> {
+  const rows = await ctx.query(null, `UPDATE :schema.jobs SET ${set} WHERE id = $1 AND lease_token = $2 AND state = 'running' RETURNING id`, values);
+  return rows.length === 1;
+}
+
+export async function jobRelease(ctx: PgContext, { leases, now }: StoreParams<'jobRelease'>): Promise<number[]> {
+  if (leases.length === 0) return [];
+  const rows = await ctx.query<{ id: string }>('release', `
+    UPDATE :schema.jobs j SET
+      state = CASE WHEN j.cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
+      finished_at = CASE WHEN j.cancel_requested_at IS NULL THEN NULL ELSE $3::timestamptz END,
+      run_at = $3::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
+    FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
+    WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
+    RETURNING j.id`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
+  return rows.map((r) => Number(r.id));
+}
+
+export async function jobCancel(ctx: PgContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
+  return ctx.transaction(async (client) => {
+    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+    if (!row) return null;
+    let outcome: CancelOutcome = 'unchanged';
+    let updated = row;
+    if (row.state === 'queued') {
+      updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET state = 'cancelled', cancel_requested_at = $2,
+        cancel_reason = $3, finished_at = $2 WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
+      outcome = 'cancelled';
+    } else if (row.state === 'running') {
+      updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
+        cancel_reason = coalesce(cancel_reason, $3) WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
+      outcome = 'requested';
+    }
+    return { job: rowToJob(updated), outcome };
+  });
+}
+
+export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
+  return ctx.transaction(async (client) => {
+    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+    if (!row) return null;
+    if (row.state !== 'failed' && row.state !== 'cancelled') return { job: rowToJob(row), retried: false };
+    if (row.key !== null) {
+      const live = await client.query(ctx.sql(`SELECT 1 FROM :schema.jobs WHERE key = $1 AND state IN ('queued','running')`), [row.key]);
+      if (live.rows.length > 0) {
+        throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
+      }
+    }
+    const updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
+        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+      WHERE id = $1 RETURNING *`), [id, date(now)])).rows[0]!;
+    return { job: rowToJob(updated), retried: true };
+  });
+}
+
+export async function jobGet(ctx: PgContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
+  const rows = await ctx.query<JobRow>('get', 'SELECT * FROM :schema.jobs WHERE id = $1', [id]);
+  return rows[0] ? rowToJob(rows[0]) : null;
+}
+
+export async function jobList(ctx: PgContext, p: StoreParams<'jobList'>): Promise<Job[]> {
+  const rows = await ctx.query<JobRow>('list', `
+    SELECT * FROM :schema.jobs
+    WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR task = $3)
+      AND ($4::bigint IS NULL OR id < $4)
+    ORDER BY id DESC LIMIT $5`, [p.state ?? null, p.queue ?? null, p.task ?? null, p.beforeId ?? null, p.limit]);
+  return rows.map(rowToJob);
+}

@@ -1,0 +1,213 @@
+import type { ClaimedJob, Job, JobError, JobState } from '../job/types.js';
+import type { ScheduleRecord, ServiceRecord, WorkerRecord } from './store.js';
+
+/**
+ * The rows of Baton's tables as a driver returns them, generic over the column
+ * types that differ between drivers, and the one mapping of each to its public
+ * shape. A driver's `rows.ts` fixes the types and gets its mappers (`rowToJob`,
+ * …) from {@link rowMappers} with its {@link ColumnReader}, so the two drivers
+ * cannot map a column differently.
+ *
+ * Type parameters: `Id` a bigint column (SQLite number, node-postgres string),
+ * `Time` a time column (SQLite ms number, node-postgres Date), `Json` a json
+ * column (SQLite text, node-postgres parsed value), `Bool` a boolean (SQLite 0/1),
+ * `List` an array column (SQLite JSON text, node-postgres array).
+ */
+export interface ColumnReader<Id, Time, Json, Bool, List> {
+  id(value: Id): number;
+  /** ms since the epoch */
+  time(value: Time): number;
+  /** The parsed JSON value (SQL NULL → null). */
+  json(value: Json | null): unknown;
+  /** The value as JSON text. */
+  jsonText(value: Json): string;
+  bool(value: Bool): boolean;
+  list(value: List): unknown[];
+}
+
+/** A `jobs` row. */
+export interface JobRowOf<Id, Time, Json> {
+  id: Id;
+  queue: string;
+  task: string;
+  payload: Json;
+  state: JobState;
+  priority: number;
+  run_at: Time;
+  attempt: number;
+  max_attempts: number;
+  timeout_ms: number | null;
+  key: string | null;
+  progress: Json | null;
+  checkpoint: Json | null;
+  result: Json | null;
+  errors: Json;
+  cancel_requested_at: Time | null;
+  cancel_reason: string | null;
+  created_at: Time;
+  started_at: Time | null;
+  finished_at: Time | null;
+  lease_owner: string | null;
+  lease_expires_at: Time | null;
+  lease_token: number;
+  schedule_name: string | null;
+  scheduled_for: Time | null;
+}
+
+/** A `schedules` row. */
+export interface ScheduleRowOf<Id, Time, Json, Bool> {
+  name: string;
+  cron: string | null;
+  every_ms: Id | null;
+  timezone: string;
+  task: string;
+  payload: Json;
+  queue: string;
+  priority: number;
+  max_attempts: number;
+  timeout_ms: number | null;
+  catch_up: ScheduleRecord['catchUp'];
+  catch_up_limit: number;
+  paused: Bool;
+  next_run_at: Time | null;
+  last_run_at: Time | null;
+  last_worker: string | null;
+  created_at: Time;
+  updated_at: Time;
+}
+
+/** A `services` row joined with its lease (`holder`, `holder_until`). */
+export interface ServiceRowOf<Time, Bool> {
+  name: string;
+  paused: Bool;
+  last_run_at: Time | null;
+  next_run_at: Time | null;
+  last_error: string | null;
+  last_error_at: Time | null;
+  failures: number;
+  updated_at: Time;
+  holder?: string | null;
+  holder_until?: Time | null;
+}
+
+/** A `workers` row. */
+export interface WorkerRowOf<Time, List> {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: Time;
+  last_heartbeat_at: Time;
+  expires_at: Time;
+  concurrency: number;
+  queues: List;
+  running: List;
+}
+
+const orNull = <T, R>(value: T | null | undefined, read: (v: T) => R): R | null => (value === null || value === undefined ? null : read(value));
+
+/** Maps a `jobs` row to the public Job shape (JSON parsed, times as Dates). */
+function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): Job {
+  const date = (value: T | null) => orNull(value, (v) => new Date(c.time(v)));
+  const errors = c.json(row.errors) as Array<Omit<JobError, 'time'> & { time: number }>;
+  return {
+    id: c.id(row.id),
+    queue: row.queue,
+    task: row.task,
+    payload: c.json(row.payload) as Job['payload'],
+    state: row.state,
+    priority: row.priority,
+    runAt: new Date(c.time(row.run_at)),
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    key: row.key,
+    progress: c.json(row.progress) as Job['progress'],
+    checkpoint: c.json(row.checkpoint) as Job['checkpoint'],
+    result: c.json(row.result) as Job['result'],
+    errors: errors.map((e) => ({ ...e, time: new Date(e.time) })),
+    cancelRequestedAt: date(row.cancel_requested_at),
+    cancelReason: row.cancel_reason,
+    createdAt: new Date(c.time(row.created_at)),
+    startedAt: date(row.started_at),
+    finishedAt: date(row.finished_at),
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: date(row.lease_expires_at),
+    scheduleName: row.schedule_name ?? null,
+    scheduledFor: date(row.scheduled_for),
+  };
+}
+
+/** A claimed `jobs` row: the Job plus the fencing token of this claim. */
+function readClaimedJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): ClaimedJob {
+  return { ...readJob(row, c), leaseToken: row.lease_token };
+}
+
+/** Maps a `schedules` row (`payload` kept as JSON text, times in ms). */
+function readSchedule<I, T, J, B>(row: ScheduleRowOf<I, T, J, B>, c: ColumnReader<I, T, J, B, unknown>): ScheduleRecord {
+  return {
+    name: row.name,
+    cron: row.cron,
+    everyMs: orNull(row.every_ms, (v) => c.id(v)),
+    timezone: row.timezone,
+    task: row.task,
+    payload: c.jsonText(row.payload),
+    queue: row.queue,
+    priority: row.priority,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    catchUp: row.catch_up,
+    catchUpLimit: row.catch_up_limit,
+    paused: c.bool(row.paused),
+    nextRunAt: orNull(row.next_run_at, (v) => c.time(v)),
+    lastRunAt: orNull(row.last_run_at, (v) => c.time(v)),
+    lastWorker: row.last_worker,
+    createdAt: c.time(row.created_at),
+    updatedAt: c.time(row.updated_at),
+  };
+}
+
+/** Maps a `services` row (times in ms; holder null when the row was read without its lease). */
+function readService<T, B>(row: ServiceRowOf<T, B>, c: ColumnReader<unknown, T, unknown, B, unknown>): ServiceRecord {
+  return {
+    name: row.name,
+    paused: c.bool(row.paused),
+    lastRunAt: orNull(row.last_run_at, (v) => c.time(v)),
+    nextRunAt: orNull(row.next_run_at, (v) => c.time(v)),
+    lastError: row.last_error,
+    lastErrorAt: orNull(row.last_error_at, (v) => c.time(v)),
+    failures: row.failures,
+    updatedAt: c.time(row.updated_at),
+    holder: row.holder ?? null,
+    holderUntil: orNull(row.holder_until, (v) => c.time(v)),
+  };
+}
+
+/** Maps a `workers` row (times in ms). */
+function readWorker<T, L>(row: WorkerRowOf<T, L>, c: ColumnReader<unknown, T, unknown, unknown, L>): WorkerRecord {
+  return {
+    id: row.id,
+    host: row.host,
+    pid: row.pid,
+    startedAt: c.time(row.started_at),
+    lastHeartbeatAt: c.time(row.last_heartbeat_at),
+    expiresAt: c.time(row.expires_at),
+    concurrency: row.concurrency,
+    queues: c.list(row.queues) as string[],
+    running: c.list(row.running).map(Number),
+  };
+}
+
+/**
+ * The row mappers of a driver whose columns read as `reader` says: `rowToJob`,
+ * `rowToClaimedJob` (with the lease token), `rowToSchedule`, `rowToService`,
+ * `rowToWorker`. Pure functions; they throw only on a malformed JSON column.
+ */
+export function rowMappers<I, T, J, B, L>(reader: ColumnReader<I, T, J, B, L>) {
+  return {
+    rowToJob: (row: JobRowOf<I, T, J>): Job => readJob(row, reader),
+    rowToClaimedJob: (row: JobRowOf<I, T, J>): ClaimedJob => readClaimedJob(row, reader),
+    rowToSchedule: (row: ScheduleRowOf<I, T, J, B>): ScheduleRecord => readSchedule(row, reader),
+    rowToService: (row: ServiceRowOf<T, B>): ServiceRecord => readService(row, reader),
+    rowToWorker: (row: WorkerRowOf<T, L>): WorkerRecord => readWorker(row, reader),
+  };
+}

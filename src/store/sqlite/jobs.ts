@@ -1,0 +1,164 @@
+import { ConfigError, ConflictError } from '../../errors.js';
+import type { ClaimedJob, Job } from '../../job/types.js';
+import { CLEAR_LEASE } from '../constants.js';
+import type { CancelOutcome, InsertedJob, NewJob, StoreParams } from '../store.js';
+import type { SqliteContext } from './context.js';
+import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+
+/** The jobs operations of the SQLite driver; see the Store interface for each contract. */
+
+const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
+const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at';
+const LIVE_KEY = `key = ? AND state IN ('queued','running')`;
+
+export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
+  if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
+  const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
+  const insert = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
+    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now) RETURNING *`);
+  // Runs of jobs without a key go in as one INSERT … SELECT FROM json_each (about 2.5×
+  // faster than a statement per row); keyed jobs one at a time, after the key lookup.
+  const bulk = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
+    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ? FROM json_each(?)
+    RETURNING *`);
+  const insertRun = (run: NewJob[]): InsertedJob[] =>
+    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs]))) as JobRow[])
+      .sort((a, b) => a.id - b.id)
+      .map((row) => ({ job: rowToJob(row), created: true }));
+  return ctx.transaction(() => {
+    const out: InsertedJob[] = [];
+    let run: NewJob[] = [];
+    for (const job of jobs) {
+      if (job.key === null) {
+        run.push(job);
+        continue;
+      }
+      if (run.length > 0) out.push(...insertRun(run));
+      run = [];
+      const existing = findByKey.get(job.key) as JobRow | undefined;
+      out.push(existing ? { job: rowToJob(existing), created: false } : { job: rowToJob(insert.get({ ...job, now }) as JobRow), created: true });
+    }
+    if (run.length > 0) out.push(...insertRun(run));
+    return out;
+  });
+}
+
+export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
+  const rows = ctx.sql(`UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
+      lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
+    WHERE id IN (
+      SELECT id FROM jobs INDEXED BY jobs_claim
+      WHERE state = 'queued' AND run_at <= @now
+        AND queue IN (SELECT value FROM json_each(@queues)) AND task IN (SELECT value FROM json_each(@tasks))
+      ORDER BY priority, run_at, id LIMIT @limit)
+    RETURNING *`).all({
+    workerId: p.workerId,
+    expires: p.now + p.leaseMs,
+    now: p.now,
+    queues: JSON.stringify(p.queues),
+    tasks: JSON.stringify(p.tasks),
+    limit: p.limit,
+  }) as JobRow[];
+  return rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.id - b.id).map(rowToClaimedJob);
+}
+
+export async function jobCompleteMany(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
+  if (items.length === 0) return [];
+  const rows = ctx.sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${CLEAR_LEASE}
+    FROM json_each(@items)
+    WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
+    RETURNING id`).all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as Array<{ id: number }>;
+  return rows.map((r) => r.id);
+}
+
+export async function jobFail(ctx: SqliteContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
+  const set =
+    retryAt === null
+      ? `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${CLEAR_LEASE}`
+      : `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${CLEAR_LEASE}`;
+  return fenced(ctx, set, { id, token, now, retryAt, error: JSON.stringify(error) });
+}
+
+export async function jobFinishCancelled(ctx: SqliteContext, { id, token, now }: StoreParams<'jobFinishCancelled'>): Promise<boolean> {
+  return fenced(ctx, `state = 'cancelled', finished_at = @now, ${CLEAR_LEASE}`, { id, token, now });
+}
+
+export async function jobCheckpoint(ctx: SqliteContext, { id, token, checkpoint }: StoreParams<'jobCheckpoint'>): Promise<boolean> {
+  return fenced(ctx, 'checkpoint = @checkpoint', { id, token, checkpoint });
+}
+
+export async function jobProgress(ctx: SqliteContext, { id, token, progress }: StoreParams<'jobProgress'>): Promise<boolean> {
+  return fenced(ctx, 'progress = @progress', { id, token, progress: JSON.stringify(progress) });
+}
+
+/** One fenced write: `set` applies only while job `@id` runs under lease `@token`. */
+function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>): boolean {
+  return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
+}
+
+export async function jobRelease(ctx: SqliteContext, { leases, now }: StoreParams<'jobRelease'>): Promise<number[]> {
+  if (leases.length === 0) return [];
+  const rows = ctx.sql(`UPDATE jobs SET
+      state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
+      finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
+      run_at = @now, attempt = attempt - 1, ${CLEAR_LEASE}
+    WHERE state = 'running' AND (id, lease_token) IN
+      (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
+    RETURNING id`).all({ now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+  return rows.map((r) => r.id);
+}
+
+export async function jobCancel(ctx: SqliteContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
+  return ctx.transaction(() => {
+    const row = ctx.sql('SELECT state FROM jobs WHERE id = ?').get(id) as { state: string } | undefined;
+    if (!row) return null;
+    let outcome: CancelOutcome = 'unchanged';
+    if (row.state === 'queued') {
+      ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now
+        WHERE id = @id`).run({ id, now, reason });
+      outcome = 'cancelled';
+    } else if (row.state === 'running') {
+      ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now),
+        cancel_reason = coalesce(cancel_reason, @reason) WHERE id = @id`).run({ id, now, reason });
+      outcome = 'requested';
+    }
+    return { job: rowToJob(ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), outcome };
+  });
+}
+
+export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
+  return ctx.transaction(() => {
+    const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    if (!row) return null;
+    if (row.state !== 'failed' && row.state !== 'cancelled') return { job: rowToJob(row), retried: false };
+    if (row.key !== null && ctx.sql(`SELECT 1 FROM jobs WHERE ${LIVE_KEY}`).get(row.key)) {
+      throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
+    }
+    const updated = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL,
+        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+      WHERE id = @id RETURNING *`).get({ id, now }) as JobRow;
+    return { job: rowToJob(updated), retried: true };
+  });
+}
+
+export async function jobGet(ctx: SqliteContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
+  const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  return row ? rowToJob(row) : null;
+}
+
+export async function jobList(ctx: SqliteContext, p: StoreParams<'jobList'>): Promise<Job[]> {
+  // Only the filters given go into the text, so SQLite can pick the index that fits.
+  const where = ['1 = 1'];
+  if (p.state) where.push('state = @state');
+  if (p.queue) where.push('queue = @queue');
+  if (p.task) where.push('task = @task');
+  if (p.beforeId !== undefined) where.push('id < @beforeId');
+  const rows = ctx.sql(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
+    state: p.state ?? null,
+    queue: p.queue ?? null,
+    task: p.task ?? null,
+    beforeId: p.beforeId ?? null,
+    limit: p.limit,
+  }) as JobRow[];
+  return rows.map(rowToJob);
+}

@@ -1,0 +1,161 @@
+import type { Job, JobState } from '../job/types.js';
+
+/**
+ * The records the {@link Store} operations take and return (store.ts re-exports
+ * them). Times are ms since the epoch unless a field says otherwise; JSON fields
+ * are serialized text.
+ */
+
+/**
+ * What changed, when the driver knows (a pushed notification): a cancel request of
+ * a running job. Without it, anything may have changed.
+ */
+export interface StoreChange {
+  cancel?: CancelRequest;
+}
+
+/** A job to insert; JSON fields are serialized text. */
+export interface NewJob {
+  queue: string;
+  task: string;
+  payload: string;
+  priority: number;
+  runAt: number;
+  maxAttempts: number;
+  timeoutMs: number | null;
+  key: string | null;
+}
+
+export interface InsertedJob {
+  job: Job;
+  created: boolean;
+}
+
+/** One completion of `jobCompleteMany`. */
+export interface Completion {
+  id: number;
+  token: number;
+  result: string;
+}
+
+/** A lease held by a worker: job id plus the fencing token of its claim. */
+export interface Lease {
+  id: number;
+  token: number;
+}
+
+export interface StoredError {
+  attempt: number;
+  time: number;
+  message: string;
+  stack: string | null;
+}
+
+export interface CancelRequest {
+  id: number;
+  reason: string | null;
+}
+
+export interface LeaseReport {
+  lost: number[];
+  cancelRequested: CancelRequest[];
+}
+
+export interface RescueReport {
+  requeued: number[];
+  failed: number[];
+  cancelled: number[];
+}
+
+/** `cancelled`: it is now cancelled; `requested`: running, request stored; `unchanged`: terminal already. */
+export type CancelOutcome = 'cancelled' | 'requested' | 'unchanged';
+
+export interface JobFilter {
+  state?: JobState;
+  queue?: string;
+  task?: string;
+}
+
+export interface QueueCount {
+  queue: string;
+  state: JobState;
+  count: number;
+}
+
+export type LeaseAcquireResult =
+  | { acquired: true; token: number; expiresAt: number }
+  | { acquired: false; owner: string; expiresAt: number };
+
+/** A named lease. `owner`/`expiresAt` null when free; `token` is the last one handed out. */
+export interface LeaseRecord {
+  name: string;
+  owner: string | null;
+  token: number;
+  expiresAt: number | null;
+}
+
+/** A service row. Times are ms since the epoch. `holder`: owner of its live lease (serviceList only). */
+export interface ServiceRecord {
+  name: string;
+  paused: boolean;
+  lastRunAt: number | null;
+  nextRunAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+  failures: number;
+  updatedAt: number;
+  holder: string | null;
+  holderUntil: number | null;
+}
+
+/** The stored definition of a schedule (what `scheduleUpsert` writes). `payload` is JSON text. */
+export interface ScheduleDefinitionRow {
+  name: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string;
+  task: string;
+  payload: string;
+  queue: string;
+  priority: number;
+  maxAttempts: number;
+  timeoutMs: number | null;
+  catchUp: 'none' | 'latest' | 'all';
+  catchUpLimit: number;
+}
+
+/** A schedule row. `lastRunAt`: the latest tick enqueued; `lastWorker`: who enqueued it. */
+export interface ScheduleRecord extends ScheduleDefinitionRow {
+  paused: boolean;
+  nextRunAt: number | null;
+  lastRunAt: number | null;
+  lastWorker: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a worker writes about itself in the registry. Times are ms since the epoch. */
+export interface WorkerRegistration {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  concurrency: number;
+  queues: string[];
+  /** Ids of the jobs it runs now. */
+  running: number[];
+}
+
+/** A registry row. */
+export interface WorkerRecord extends WorkerRegistration {
+  lastHeartbeatAt: number;
+  expiresAt: number;
+}
+
+/** Finished jobs of one queue in one minute. */
+export interface ThroughputRow {
+  queue: string;
+  minute: number;
+  completed: number;
+  failed: number;
+}
