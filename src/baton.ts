@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
 import { cancel, type CancelResult } from './client/cancel.js';
 import type { ClientDeps } from './client/deps.js';
 import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
@@ -11,6 +11,7 @@ import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js'
 import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
 import { TypedEmitter, type ClientEvents } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
+import { ClockSync } from './store/clock-sync.js';
 import { instrumentStore, type StoreObserver } from './store/instrumented.js';
 import { openStore } from './store/open.js';
 import type { QueueCount, Store } from './store/store.js';
@@ -27,6 +28,7 @@ export interface Baton {
   /** The instrumented store (internal; for tests and adapters). */
   readonly store: Store;
   readonly logger: Logger;
+  /** The clock every part of this Baton takes `now` from: the option, else the database's time (Store.clock). */
   readonly clock: Clock;
   /**
    * Enqueues one job. With a task object the payload is typed and checked against
@@ -90,7 +92,6 @@ export interface Baton {
 export async function createBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
   const o = resolveBatonOptions(options);
   const logger = options.logger ?? createLogger();
-  const clock = options.clock ?? systemClock;
   let raw: Store;
   try {
     raw = o.store ?? await openStore(o.database, (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'));
@@ -107,6 +108,13 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
       throw error;
     }
   }
+  // Time comes from the database (see Store.clock): on PostgreSQL this host's clock
+  // plus its measured offset to the server's, re-measured every minute. A clock the
+  // caller passes (tests) is used as given.
+  const clockSync = options.clock ? undefined : new ClockSync({ store, logger: logger.child({ component: 'clock' }) });
+  await clockSync?.runOnce();
+  clockSync?.start();
+  const clock = options.clock ?? store.clock;
   const events = new TypedEmitter<ClientEvents>(() => logger);
   const deps: ClientDeps = { store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit };
   const workers = new Set<Worker>();
@@ -153,6 +161,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     close() {
       closing ??= (async () => {
         await Promise.all([...workers].map((w) => w.stop()));
+        clockSync?.stop();
         await store.close();
       })();
       return closing;

@@ -21,7 +21,12 @@ export interface BatonOptions {
   migrate?: boolean;
   /** @defaultValue pino on stderr, level from BATON_LOG_LEVEL, else 'info' */
   logger?: Logger;
-  /** @defaultValue the system clock */
+  /**
+   * The time source of every `now` (tests inject one). @defaultValue the database's
+   * time: SQLite, this host's clock; PostgreSQL, this host's clock corrected by its
+   * offset to the server's, measured at open and every minute (one warning when it
+   * exceeds 1 s)
+   */
   clock?: Clock;
 }
 

@@ -1,0 +1,66 @@
+import type { Logger } from 'pino';
+import type { ClockReading, Store } from './store.js';
+
+/** How far this host's clock may differ from the database's before a warning, in ms. */
+export const CLOCK_SKEW_WARN_MS = 1000;
+
+/** @defaultValue 60 s: how often the offset is measured again. */
+const SYNC_INTERVAL_MS = 60_000;
+
+/**
+ * Keeps {@link Store.clock} on the database's time: {@link ClockSync.runOnce}
+ * measures the offset once (`store.clockSync()`), `start()` does so every
+ * `intervalMs` on an unref'd timer until `stop()`. The first time this host's clock
+ * is found more than {@link CLOCK_SKEW_WARN_MS} away from the database's, one
+ * warning is logged (`{ offsetMs, roundTripMs }`); Baton keeps working on the
+ * database's time either way. A failed measurement is logged at warn and keeps the
+ * previous offset (0 before the first success); it never throws out of the loop.
+ */
+export class ClockSync {
+  readonly #store: Store;
+  readonly #logger: Logger;
+  readonly #intervalMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #warned = false;
+
+  constructor(deps: { store: Store; logger: Logger; intervalMs?: number }) {
+    this.#store = deps.store;
+    this.#logger = deps.logger;
+    this.#intervalMs = deps.intervalMs ?? SYNC_INTERVAL_MS;
+  }
+
+  /**
+   * Measures once and warns on a first large skew.
+   * @returns the reading, or undefined when the database could not be reached
+   */
+  async runOnce(): Promise<ClockReading | undefined> {
+    let reading: ClockReading;
+    try {
+      reading = await this.#store.clockSync();
+    } catch (error) {
+      this.#logger.warn({ err: error }, "could not read the database's clock; keeping the previous offset");
+      return undefined;
+    }
+    if (!this.#warned && Math.abs(reading.offsetMs) > CLOCK_SKEW_WARN_MS) {
+      this.#warned = true;
+      const direction = reading.offsetMs < 0 ? 'ahead of' : 'behind';
+      this.#logger.warn(
+        reading,
+        `this host's clock is ${Math.abs(reading.offsetMs)} ms ${direction} the database's; Baton uses the database's time (fix NTP on this host)`,
+      );
+    }
+    return reading;
+  }
+
+  /** Measures again every interval (unref'd: never keeps the process alive). */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.runOnce(), this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
