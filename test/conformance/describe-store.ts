@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { harness, type StoreFactory } from './harness.js';
+import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
 import { leaseTests } from './leases.js';
 import { scheduleServiceTests } from './schedules-services.js';
@@ -13,14 +14,15 @@ export type { StoreFactory } from './harness.js';
  * driver, with an injected `now` and no sleeps. Every driver passes the same
  * tests; a new store method lands with its tests here.
  *
- * Parts, by concern: jobs.ts (insert, claim, cancel, retry, reads), leases.ts
- * (fenced writes, heartbeat, rescue, release, named leases), schedules-services.ts,
- * workers.ts (registry, change notifications, close).
+ * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
+ * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
+ * leases), schedules-services.ts, workers.ts (registry, change notifications, close).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
     const h = harness(factory);
     jobTests(h);
+    jobAdminTests(h);
     leaseTests(h);
     scheduleServiceTests(h);
     workerTests(h);

@@ -276,6 +276,14 @@ export function leaseTests(h: Harness): void {
       // a's late release, with the token it held, frees nothing of b's.
       expect(await store.leaseRelease({ name: 'n', owner: 'a', token: first.token })).toBe(false);
       expect(await store.leaseGet({ name: 'n' })).toEqual({ name: 'n', owner: 'b', token: token2, expiresAt: T0 + 1001 });
+
+      // The same owner name holding the lease again: its release with the old token frees nothing.
+      expect(await store.leaseRelease({ name: 'n', owner: 'b', token: token2 })).toBe(true);
+      const third = (await store.leaseAcquire({ name: 'n', owner: 'a', ttlMs: 1000, now: T0 + 2 })) as { token: number };
+      expect(third.token).toBeGreaterThan(token2);
+      expect(await store.leaseRelease({ name: 'n', owner: 'a', token: first.token })).toBe(false);
+      expect(await store.leaseRenew({ name: 'n', owner: 'a', token: first.token, ttlMs: 5000, now: T0 + 3 })).toBe(false);
+      expect(await store.leaseGet({ name: 'n' })).toEqual({ name: 'n', owner: 'a', token: third.token, expiresAt: T0 + 1002 });
     });
 
     it('tokens only grow across acquires, expiries and releases', async () => {
