@@ -76,63 +76,81 @@ export interface Store {
   migrate(): Promise<void>;
 
   /**
-   * Inserts jobs in one transaction, in order. A job with a `key` for which a
-   * non-terminal job exists is not inserted; that job is returned (created: false).
+   * Inserts jobs in one transaction, in order, all or none. A job with a `key`
+   * for which a queued or running job exists is not inserted; that job is returned
+   * (created: false), also when two inserters race for one key (exactly one creates).
    * With `client`, the statements run on that caller-owned connection, inside the
-   * caller's transaction; a driver that cannot do that throws ConfigError.
+   * caller's transaction (PostgreSQL).
+   * @returns one entry per input job, in input order
+   * @throws ConfigError with `client` on a driver that cannot use it (SQLite)
    */
   jobInsertMany(params: { jobs: NewJob[]; now: number; client?: TransactionClient }): Promise<InsertedJob[]>;
 
   /**
-   * Claims up to `limit` due queued jobs of `tasks` in `queues`, in order priority,
-   * runAt, id. Each claim sets `running`, increments attempt, sets a new lease token
-   * and a lease ending at now + leaseMs.
+   * Claims up to `limit` due (runAt <= now) queued jobs of `tasks` in `queues`,
+   * in order priority, runAt, id. Each claim sets `running`, increments attempt,
+   * sets a new lease token (the fencing token: it only grows) and a lease for
+   * `workerId` ending at now + leaseMs. Concurrent claimers never get the same job.
+   * @param params.limit - free slots to fill, ≥ 1
+   * @param params.leaseMs - lease length in ms
    * @returns claimed jobs in claim order; [] when nothing is due
    */
   jobClaim(params: { workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }): Promise<ClaimedJob[]>;
 
   /**
    * Fenced, batched: each item still running under its token → completed with its
-   * `result` (JSON text), all in one transaction.
+   * `result` (JSON text) and finished_at now, lease cleared, in one statement. An
+   * item whose job was taken over, cancelled or finished meanwhile is not written.
    * @returns the ids completed (items whose lease was lost are left out)
    */
   jobCompleteMany(params: { items: Completion[]; now: number }): Promise<number[]>;
 
   /**
-   * Fenced: records a failed attempt (appends `error` to errors). With `retryAt`,
-   * back to queued at that time; with null, `failed` for good.
+   * Fenced: records a failed attempt (appends `error` to errors), lease cleared.
+   * With `retryAt`, back to queued at that time (attempt kept); with null, `failed`
+   * for good (finished_at now).
+   * @returns false when the lease was lost (nothing written)
    */
   jobFail(params: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }): Promise<boolean>;
 
-  /** Fenced: running (with a cancel request) → cancelled. */
+  /**
+   * Fenced: running → cancelled (finished_at now, lease cleared); the handler
+   * stopped after a cancel request. @returns false when the lease was lost
+   */
   jobFinishCancelled(params: { id: number; token: number; now: number }): Promise<boolean>;
 
   /**
    * Fenced, for shutdown hand-off: each still-running lease → queued with runAt now,
-   * lease cleared, attempt decremented (not counted), checkpoint kept.
-   * @returns ids released
+   * lease cleared, attempt decremented (not counted), checkpoint kept; a job
+   * with a cancel request becomes cancelled instead.
+   * @returns ids released (leases lost meanwhile are left out)
    */
   jobRelease(params: { leases: Lease[]; now: number }): Promise<number[]>;
 
-  /** Fenced: stores the checkpoint (JSON text). */
+  /** Fenced: stores the checkpoint (JSON text). @returns false when the lease was lost */
   jobCheckpoint(params: { id: number; token: number; checkpoint: string }): Promise<boolean>;
 
-  /** Fenced: stores progress. */
+  /** Fenced: stores progress. @returns false when the lease was lost */
   jobProgress(params: { id: number; token: number; progress: Progress }): Promise<boolean>;
 
   /**
-   * One statement: extends every lease of `owner` in `leases` to now + leaseMs.
-   * @returns leases `lost` (no longer held) and held jobs with a cancel request
+   * One statement: extends every lease of `owner` in `leases` (still running
+   * under that token) to now + leaseMs.
+   * @returns `lost`: ids no longer held (taken over, finished, released or rescued);
+   *   `cancelRequested`: held jobs with a cancel request, with its reason
    */
   leaseExtendMany(params: { owner: string; leases: Lease[]; leaseMs: number; now: number }): Promise<LeaseReport>;
 
-  /** Cheap read: which of these running jobs have a cancel request. */
+  /** Cheap read: which of these jobs are running with a cancel request. @returns [] when none */
   jobCancelRequests(params: { ids: number[] }): Promise<CancelRequest[]>;
 
   /**
    * Settles running jobs whose lease expired before `now` (crashed or frozen
    * worker); the lost attempt counts and gets an error entry: cancel requested →
-   * cancelled; attempts exhausted → failed; else → queued, runAt now.
+   * cancelled; attempts exhausted → failed; else → queued, runAt now. A job claimed
+   * again meanwhile has a fresh lease and is left alone; racing rescuers settle each
+   * job once.
+   * @returns the ids per outcome; all empty when no lease had expired
    */
   jobRescueExpired(params: { now: number }): Promise<RescueReport>;
 
@@ -146,6 +164,8 @@ export interface Store {
   /**
    * failed or cancelled → queued now, attempt 0, errors kept, result and cancel
    * request cleared. Other states: unchanged (`retried` false).
+   * @returns the job after the change; null when no such job
+   * @throws ConflictError when the job has a key now held by another queued or running job
    */
   jobRetry(params: { id: number; now: number }): Promise<{ job: Job; retried: boolean } | null>;
 
@@ -170,11 +190,12 @@ export interface Store {
    * Takes the named lease for `owner` when it is free (never taken, released) or
    * expired at `now`; each successful acquire increments the name's fencing token,
    * which never decreases for a name. A live lease (even one held by `owner`) is
-   * not taken: the answer names its holder and expiry.
+   * not taken: the answer names its holder and expiry. Two acquirers racing for a
+   * free lease: exactly one gets it.
    */
   leaseAcquire(params: { name: string; owner: string; ttlMs: number; now: number }): Promise<LeaseAcquireResult>;
 
-  /** Fenced: extends the lease to now + ttlMs while `owner` still holds it under `token`. */
+  /** Fenced: extends the lease to now + ttlMs while `owner` still holds it under `token`. @returns false when it was lost */
   leaseRenew(params: { name: string; owner: string; token: number; ttlMs: number; now: number }): Promise<boolean>;
 
   /** Fenced: frees the lease (keeping its token) while `owner` holds it under `token`; a newer holder's lease is never freed. */
@@ -186,6 +207,7 @@ export interface Store {
   /** Creates the service row when missing (never run, not paused); returns it either way. */
   serviceEnsure(params: { name: string; now: number }): Promise<ServiceRecord>;
 
+  /** The service with the current holder of its lease (live or not). @returns null when no such service */
   serviceGet(params: { name: string }): Promise<ServiceRecord | null>;
 
   /** Every service, by name, with the holder of its lease (`service:<name>`) when live at `now`. */
@@ -219,9 +241,11 @@ export interface Store {
    * overwritten; next_run_at is set to `nextRunAt` only when the row is new or its
    * cadence (cron, every, timezone) changed, so re-declaring at every boot never
    * moves a pending tick (cases.md C16). `paused` is left as stored.
+   * @returns the stored schedule, and whether this call created it
    */
   scheduleUpsert(params: { schedule: ScheduleDefinitionRow; nextRunAt: number | null; now: number }): Promise<{ schedule: ScheduleRecord; created: boolean }>;
 
+  /** @returns the schedule, or null when no such schedule */
   scheduleGet(params: { name: string }): Promise<ScheduleRecord | null>;
 
   /**
@@ -230,7 +254,11 @@ export interface Store {
    */
   scheduleList(params?: Record<string, never>): Promise<ScheduleRecord[]>;
 
-  /** Unpaused schedules with next_run_at <= now, and the earliest next_run_at of any unpaused schedule. */
+  /**
+   * Unpaused schedules with next_run_at <= now (earliest first, at most `limit`),
+   * and the earliest next_run_at of any unpaused schedule (null when none), so the
+   * scheduler knows how long it may sleep.
+   */
   scheduleDue(params: { now: number; limit: number }): Promise<{ due: ScheduleRecord[]; earliest: number | null }>;
 
   /**
@@ -239,7 +267,8 @@ export interface Store {
    * and, only when that succeeded, inserts `jobs` (each with its tick's
    * `scheduledFor`; a tick already enqueued is skipped by the unique index).
    * Instances racing for one tick: exactly one advances, the others get
-   * `advanced: false` and no jobs.
+   * `advanced: false` and no jobs. A paused or removed schedule: `advanced: false`.
+   * @returns whether this call advanced it, and the jobs it inserted (by id)
    */
   scheduleAdvance(params: {
     name: string;
