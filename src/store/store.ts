@@ -1,27 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type {
-  StoreChange,
-  NewJob,
-  InsertedJob,
-  Completion,
-  Lease,
-  StoredError,
-  CancelRequest,
-  LeaseReport,
-  RescueReport,
-  CancelOutcome,
-  JobFilter,
-  QueueCount,
-  LeaseAcquireResult,
-  LeaseRecord,
-  ServiceRecord,
-  ScheduleDefinitionRow,
-  ScheduleRecord,
-  WorkerRegistration,
-  WorkerRecord,
-  ThroughputRow,
-} from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -330,25 +309,5 @@ export interface ClockReading {
   roundTripMs: number;
 }
 
-export type {
-  StoreChange,
-  NewJob,
-  InsertedJob,
-  Completion,
-  Lease,
-  StoredError,
-  CancelRequest,
-  LeaseReport,
-  RescueReport,
-  CancelOutcome,
-  JobFilter,
-  QueueCount,
-  LeaseAcquireResult,
-  LeaseRecord,
-  ServiceRecord,
-  ScheduleDefinitionRow,
-  ScheduleRecord,
-  WorkerRegistration,
-  WorkerRecord,
-  ThroughputRow,
-} from './types.js';
+/** The records the operations take and return. */
+export type * from './types.js';
