@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { AnyTask } from '../job/task.js';
-import type { ClientEvents, TypedEmitter } from '../observe/events.js';
+import type { TypedEmitter } from '../observe/events.js';
 import type { Store } from '../store/store.js';
+import type { ClientEvents } from './events.js';
 
 /** What the client functions share. */
 export interface ClientDeps {

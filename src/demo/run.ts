@@ -13,7 +13,7 @@
  */
 import type { Baton } from '../baton.js';
 import type { Job, JobState } from '../job/types.js';
-import type { StopSummary } from '../observe/events.js';
+import type { StopSummary } from '../worker/events.js';
 import type { Worker } from '../worker/worker.js';
 import { DemoError, type DemoPlan } from './plan.js';
 import { HASH_TASK, createDemoTasks, manifestItemsDone, readEntries, type HashResult, type ManifestResult } from './tasks.js';

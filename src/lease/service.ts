@@ -24,7 +24,7 @@ import type { Clock } from '../clock.js';
 import { ConfigError, ShutdownError, describeError } from '../errors.js';
 import { parseConfig } from '../validation.js';
 import { DEFAULT_BACKOFF, backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
-import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { EventSink } from '../observe/events.js';
 import type { ServiceRecord, Store } from '../store/store.js';
 import { z } from 'zod';
 import { acquireLease, type HeldLease } from './lease.js';
@@ -117,12 +117,24 @@ export function isServiceDue(row: ServiceRecord, now: number): boolean {
   return row.lastRunAt === null && row.lastErrorAt === null;
 }
 
+/** What a service runner reports; the worker hosting it emits these among its own (WorkerEvents). */
+export interface ServiceEvents {
+  /** This worker holds the service's lease and starts a run. */
+  'service:started': { service: string; fencingToken: number; lastRunAt: Date | null };
+  /** A run returned; its outcome is stored. `nextRunAt` null: not again until triggered. */
+  'service:completed': { service: string; fencingToken: number; nextRunAt: Date | null; durationMs: number };
+  /** A run threw; stored as the last error, retried at `retryAt`. */
+  'service:failed': { service: string; fencingToken: number; error: unknown; message: string; retryAt: Date };
+  /** A run's signal fired (LeaseLostError, ShutdownError): its outcome is not stored. */
+  'service:aborted': { service: string; fencingToken: number; reason: Error };
+}
+
 /** What a runner needs from its worker. */
 export interface ServiceRunnerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  events: TypedEmitter<WorkerEvents>;
+  events: EventSink<ServiceEvents>;
   /** Lease owner: the worker id. */
   owner: string;
   /** Called with every failed pass (the loop goes on after pollInterval). */

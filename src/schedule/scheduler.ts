@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { Job } from '../job/types.js';
+import type { EventSink } from '../observe/events.js';
 import type { ScheduleRecord, Store } from '../store/store.js';
 import type { ParsedCadence } from './cron.js';
 import { planTicks } from './plan.js';
@@ -11,12 +12,25 @@ export const SCHEDULER_MAX_SLEEP = 1000;
 /** Due schedules handled per query. */
 const BATCH = 100;
 
+/** What the scheduler reports; the worker hosting it emits these among its own (WorkerEvents). */
+export interface SchedulerEvents {
+  /** This worker won a schedule's compare-and-set and enqueued these ticks' jobs (one per tick, oldest first). */
+  'schedule:enqueued': { schedule: string; jobs: Job[]; scheduledFor: Date[] };
+  /**
+   * This worker found the schedule due but another instance advanced it first (the
+   * compare-and-set failed): nothing was enqueued by this worker for `scheduledFor`.
+   */
+  'schedule:skipped': { schedule: string; scheduledFor: Date[] };
+  /** Ticks missed during downtime and not enqueued (catchUp none/latest, or beyond catchUpLimit). */
+  'schedule:missed': { schedule: string; missed: number; from: Date; to: Date };
+}
+
 /** What the scheduler needs from its worker. */
 export interface SchedulerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  events: TypedEmitter<WorkerEvents>;
+  events: EventSink<SchedulerEvents>;
   workerId: string;
   /** Called with every failed pass (the loop goes on). */
   onError(error: unknown): void;

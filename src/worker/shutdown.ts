@@ -1,5 +1,5 @@
 import { ShutdownError } from '../errors.js';
-import type { StopSummary } from '../observe/events.js';
+import type { StopSummary } from './events.js';
 import type { JobRun } from './executor.js';
 import type { WorkerState } from './state.js';
 

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { AnyTask } from '../job/task.js';
-import type { TypedEmitter, WorkerEvents } from '../observe/events.js';
+import type { TypedEmitter } from '../observe/events.js';
+import type { WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
 import type { ExecutorDeps } from './executor.js';
 import type { JobRun } from './executor.js';

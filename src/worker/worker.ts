@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { TypedEmitter, type StopSummary, type WorkerEvents } from '../observe/events.js';
+import { TypedEmitter } from '../observe/events.js';
+import type { StopSummary, WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
 import { ServiceRunner } from '../lease/service.js';
 import { Scheduler } from '../schedule/scheduler.js';

@@ -98,7 +98,7 @@ describe('errors: instanceof across two copies of the package', () => {
         expect(lookalike instanceof classOf(m, name), name).toBe(false);
       }
     }
-    for (const value of [null, undefined, 1, 'CancelledError', Symbol('x')]) expect(value instanceof first.BatonError).toBe(false);
+    for (const value of [null, undefined, 1, 'CancelledError', Symbol('x')]) expect((value as unknown as object) instanceof first.BatonError).toBe(false);
   });
 
   it('a user\'s own subclass keeps ordinary instanceof and its class name', () => {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { createHttpApp } from '../../http/app.js';
 import { listen, tokensFromEnv } from '../../http/listen.js';
-import type { StopSummary, WorkerEvents } from '../../observe/events.js';
+import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
 import { loadWorkerModule } from '../load-tasks.js';
 import { collect, integer, milliseconds, openBaton, withDatabase } from '../options.js';

@@ -1,0 +1,55 @@
+import type { ClaimedJob, Progress } from '../job/types.js';
+import type { ServiceEvents } from '../lease/service.js';
+import type { SchedulerEvents } from '../schedule/scheduler.js';
+
+/** Summary `worker.stop()` resolves with. Counts are jobs. */
+export interface StopSummary {
+  /** Jobs that reached an outcome (completed, failed, cancelled, retry) during the stop. */
+  finished: number;
+  /** Jobs released back to `queued` (attempt not counted, checkpoint kept). */
+  released: number;
+  /** Handlers that never settled and were left behind; their late writes are dropped. */
+  abandoned: number;
+}
+
+/**
+ * What the runs of jobs report (the executor, the fetcher, shutdown, the heartbeat).
+ * Payload `job` is the job as claimed by this worker.
+ */
+export interface JobEvents {
+  'job:claimed': { job: ClaimedJob };
+  'job:progress': { job: ClaimedJob; progress: Progress };
+  'job:checkpoint': { job: ClaimedJob; checkpoint: unknown };
+  /** `durationMs`: claim to completion. */
+  'job:completed': { job: ClaimedJob; result: unknown; durationMs: number };
+  /** `retryAt` is null when the job is now `failed` for good. */
+  'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };
+  'job:cancelled': { job: ClaimedJob; reason: string | null };
+  /**
+   * Released by shutdown: back to queued, attempt not counted. `abandoned`: its
+   * handler had not returned and was left behind (it counts in the stop summary's
+   * `abandoned` too); its late writes are dropped.
+   */
+  'job:released': { job: ClaimedJob; abandoned?: boolean };
+  /** The handler's signal fired; `reason` is one of the four abort errors. */
+  'job:aborted': { job: ClaimedJob; reason: Error };
+  /** The worker's lease on the job was taken over; its later writes are dropped. */
+  'lease:lost': { job: ClaimedJob };
+  /** A write of a run that no longer owns the job was refused by the fencing token. */
+  'write:dropped': { job: ClaimedJob; op: string };
+}
+
+/**
+ * Every event a worker emits (names `noun:verb`): its lifecycle, its jobs' events,
+ * and those of the scheduler and the service runners it hosts, merged.
+ * Listeners run synchronously; a listener that throws is logged and never
+ * crashes the worker (see `TypedEmitter.emit`).
+ */
+export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents {
+  'worker:started': { workerId: string };
+  /** `stop()` was called (or SIGTERM/SIGINT under the CLI). */
+  'worker:stopping': { workerId: string; running: number };
+  'worker:stopped': { workerId: string; summary: StopSummary };
+  /** A background loop (fetch, heartbeat, cancel poll) hit an error; it keeps going. */
+  'worker:error': { workerId: string; loop: string; error: unknown };
+}
