@@ -6,11 +6,13 @@ import type Database from 'better-sqlite3';
  */
 export interface SqliteContext {
   readonly db: Database.Database;
+  /** How long an operation may wait for another process's write lock in total, ms (see busy.ts). */
+  readonly busyTimeoutMs: number;
   /** The prepared statement of `text`, prepared once per connection. */
   sql(text: string): Database.Statement;
   /**
    * Runs `fn` in a `BEGIN IMMEDIATE` transaction (the write lock taken up front,
-   * waiting up to the busy timeout): committed when it returns, rolled back when it throws.
+   * failing at once with SQLITE_BUSY while another process holds it: busy.ts retries): committed when it returns, rolled back when it throws.
    */
   transaction<T>(fn: () => T): T;
 }

@@ -8,6 +8,7 @@ import * as jobLeases from './job-leases.js';
 import * as jobs from './jobs.js';
 import * as leases from './leases.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
+import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
 import * as queues from './queues.js';
 import * as schedules from './schedules.js';
@@ -16,14 +17,18 @@ import * as workers from './workers.js';
 
 /** Options of the SQLite driver. */
 export interface SqliteStoreOptions {
-  /** How long a statement waits for another process's write lock, in ms. @defaultValue 5000 */
+  /**
+   * How long an operation waits for another process's write lock, in ms: between
+   * event-loop turns (busy.ts), never blocking the loop longer than
+   * {@link SYNC_BUSY_TIMEOUT_MS} at a time. @defaultValue 5000
+   */
   busyTimeoutMs?: number;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = { ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers };
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a
@@ -37,19 +42,25 @@ export class SqliteStore extends DriverStore<SqliteContext> {
   readonly clock: Clock = systemClock;
   readonly #db: Database.Database;
   readonly #migrations: Migration[];
+  readonly #busyTimeoutMs: number;
 
   /**
    * @param filename - path of the database file (created when missing), or ":memory:"
    * @throws the better-sqlite3 error (StoreError through the instrumented wrapper) when the file cannot be opened
    */
   constructor(filename: string, options: SqliteStoreOptions = {}) {
-    const db = new Database(filename, { timeout: options.busyTimeoutMs ?? 5000 });
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    // Opening waits for the lock synchronously (once, at start: switching a new file to
+    // WAL needs it); afterwards a statement gives up within a few ms and busy.ts retries.
+    const db = new Database(filename, { timeout: busyTimeoutMs });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
+    db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`);
     const statements = new Map<string, Database.Statement>();
     super(
       {
         db,
+        busyTimeoutMs,
         sql(text) {
           let statement = statements.get(text);
           if (!statement) statements.set(text, (statement = db.prepare(text)));
@@ -60,6 +71,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
       operations,
     );
     this.#db = db;
+    this.#busyTimeoutMs = busyTimeoutMs;
     this.#migrations = options.migrations ?? sqliteMigrations;
   }
 
@@ -69,7 +81,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
 
   async migrate(): Promise<void> {
     const db = this.#db;
-    await runMigrations(this.#migrations, `file ${JSON.stringify(db.name)}`, async (fn) => {
+    await whenUnlocked(() => runMigrations(this.#migrations, `file ${JSON.stringify(db.name)}`, async (fn) => {
       db.exec('BEGIN IMMEDIATE'); // the write lock: one migrator at a time across processes
       try {
         const value = await fn({
@@ -92,7 +104,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
         if (db.inTransaction) db.exec('ROLLBACK');
         throw error;
       }
-    });
+    }), this.#busyTimeoutMs);
   }
 
   watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void {
