@@ -35,9 +35,14 @@ if (wantPostgres && !postgresUp) {
 /** Why the faults project cannot run here, or '' when it can. */
 const faultsSkip = !wantPostgres ? 'BATON_TEST_DRIVER=sqlite' : !postgresUp ? 'PostgreSQL does not answer' : '';
 
+/**
+ * Timeouts only catch hangs; no passing test comes near them. They are sized for
+ * CI's shared 2-core machine at load 10, where every child process (a worker, a CLI
+ * run, a client) takes seconds just to start.
+ */
 const shared = {
-  testTimeout: 60_000,
-  hookTimeout: 30_000,
+  testTimeout: 120_000,
+  hookTimeout: 60_000,
   pool: 'forks' as const,
 };
 

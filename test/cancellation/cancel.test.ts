@@ -2,9 +2,12 @@
  * Cancellation (SPEC "Cancellation", cases.md C06): queued, running, terminal,
  * repeated, and from another process while the job runs in a third one. Events
  * are checked in order (request stored → signal aborted → recorded cancelled),
- * never by duration, except SPEC's bound that a cancel reaches the handler within
- * a few hundred ms (asserted as < 2000 ms to stay robust on a loaded machine).
+ * never by duration: how fast a cancel reaches the handler is a benchmark figure
+ * (bench W4), not something a test on a shared machine can hold. Handlers that
+ * must outlast a cancel wait on a gate the test opens, not on a timer.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, type CancelResult, type Job } from 'baton-jobs';
 import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';
@@ -73,7 +76,6 @@ describe('cancel(id) in one process', () => {
     });
     const answer = await baton.cancel(job.id, 'user asked');
     order.push('answered');
-    const answeredAt = Date.now();
     expect(answer.outcome).toBe('requested');
     expect(answer.job.state).toBe('running');
     expect(answer.job.cancelReason).toBe('user asked');
@@ -88,7 +90,6 @@ describe('cancel(id) in one process', () => {
     expect(abort.at).toBeGreaterThanOrEqual(answer.job.cancelRequestedAt!.getTime());
     expect(abort.reason).toBeInstanceOf(CancelledError);
     expect((abort.reason as CancelledError).reason).toBe('user asked');
-    expect(abort.at - answeredAt).toBeLessThan(2000); // SPEC: cancel poll ≤ 200 ms by default
     expect(done.reason).toBe('user asked');
 
     const after = await baton.getJob(job.id);
@@ -149,17 +150,19 @@ describe('cancel(id) in one process', () => {
   });
 
   it('is idempotent on a running job: one abort, the first request time and reason are kept', async () => {
-    const { baton, kit, ledger } = await openKitBaton();
-    // hang ignores its signal, so the job stays running (cancelling) for cancelGrace.
-    const worker = baton.worker({ tasks: kit.tasks, cancelGrace: 2000 });
+    const { db, baton, kit, ledger } = await openKitBaton();
+    // The gated handler ignores its signal and the grace outlasts the test, so the job
+    // stays running (cancelling) until the test opens the gate after the second cancel.
+    const worker = baton.worker({ tasks: kit.tasks, cancelGrace: 120_000 });
     const aborts: unknown[] = [];
     const cancels: unknown[] = [];
     worker.on('job:aborted', (e) => aborts.push(e.reason));
     worker.on('job:cancelled', (e) => cancels.push(e.reason));
     await worker.start();
 
-    const claimed = waitForEvent(worker, 'job:claimed', (e) => e.job.task === 'hang');
-    const job = await baton.enqueue(kit.hang, {});
+    const claimed = waitForEvent(worker, 'job:claimed', (e) => e.job.task === 'gated');
+    const gate = join(db.dir, 'gate');
+    const job = await baton.enqueue(kit.gated, { path: gate });
     await claimed;
     const aborted = waitForEvent(worker, 'job:aborted', (e) => e.job.id === job.id);
     const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id);
@@ -172,6 +175,7 @@ describe('cancel(id) in one process', () => {
     expect(second.job.cancelRequestedAt).toEqual(first.job.cancelRequestedAt);
     expect(second.job.cancelReason).toBe('first');
 
+    writeFileSync(gate, '');
     await cancelled;
     const after = await baton.getJob(job.id);
     expect(after.state).toBe('cancelled');
@@ -211,8 +215,6 @@ describe('C06: cancel from another process reaches a handler running in a third 
     const bClaimed = await worker.waitForEvent('job:claimed', b.id);
     await worker.waitForEvent('job:completed', b.id);
     expect(aborted.reason).toBe('cancelled');
-    // SPEC bound: the request reaches the handler within a few hundred ms (robust bound).
-    expect((aborted.at as number) - (answerMessage.at as number)).toBeLessThan(2000);
 
     const afterA = await baton.getJob(a.id);
     // Order: request stored → signal aborted → recorded cancelled → B starts on the freed slot.
@@ -255,7 +257,11 @@ describe('C06: cancel from another process reaches a handler running in a third 
       ledger: ledgerPath,
       worker: { concurrency: 1, cancelGrace: 500, pollInterval: 200 },
     });
-    const job = await baton.enqueue(kit.deaf, { ms: 3000, result: 'late' }, { maxAttempts: 3 });
+    // The deaf handler ignores its signal and returns only once the test opens its
+    // gate (a file), after the cancel has been recorded: no duration races the
+    // cancel's child process, however slowly it starts.
+    const gate = join(db.dir, 'deaf-gate');
+    const job = await baton.enqueue(kit.gated, { path: gate }, { maxAttempts: 3 });
     await worker.waitForEvent('job:claimed', job.id);
     await until(() => ledger.rows(job.id).length === 1, 'the deaf handler started');
 
@@ -270,7 +276,8 @@ describe('C06: cancel from another process reaches a handler running in a third 
     // Recorded cancelled while the handler was still running (it ignores the signal).
     expect(ledger.rows(job.id)[0]!.finishedAt).toBeNull();
 
-    // The handler returns "late" afterwards; its result is dropped.
+    // The handler returns afterwards; its result is dropped.
+    writeFileSync(gate, '');
     const row = await until(() => {
       const first = ledger.rows(job.id)[0];
       return first?.finishedAt != null ? first : undefined;

@@ -47,7 +47,7 @@ describe('baton demo', () => {
     const { dir, sample } = makeTree();
     const db = tempDatabase();
     const out = join(db.dir, 'demo-out');
-    const run = await runCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4'], { timeoutMs: 50_000 });
+    const run = await runCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
 
     expect(run.stdout).toContain(`${FILES + 1} files under ${dir}`);
@@ -118,7 +118,7 @@ describe('baton demo', () => {
     const jobsBefore = (await baton.queueCounts('demo:')).reduce((n, c) => n + c.count, 0);
     expect(jobsBefore).toBe(FILES + 2);
 
-    const second = await runCli(['demo', ...args], { timeoutMs: 50_000 });
+    const second = await runCli(['demo', ...args]);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     expect(second.stdout).toMatch(/Resuming demo run [\d-]+ over /);
     expect(second.stdout).toContain(`resuming manifest from item ${savedItems}`);
@@ -142,7 +142,7 @@ describe('baton demo', () => {
     const hint = await demo.waitFor((m) => m.type === 'text' && /Manifest job #\d+/.test(String(m.text)), 'the manifest hint');
     const manifestId = Number(/Manifest job #(\d+)/.exec(String(hint.text))![1]);
     const baton = await openBaton({ database: db.url });
-    await until(async () => (await baton.getJob(manifestId)).state === 'running', 'the manifest job runs', 30_000);
+    await until(async () => (await baton.getJob(manifestId)).state === 'running', 'the manifest job runs');
 
     const cancel = await runCli(['cancel', String(manifestId), '--database', db.url]);
     expect(cancel.stdout).toMatch(/cancel requested/);
@@ -169,7 +169,7 @@ describe('baton demo', () => {
     const baton = await openBaton({ database: db.url });
     const old = await planDemo(baton, { dir, out }); // an unfinished run nobody works
 
-    const run = await runCli(['demo', dir, '--fresh', '--database', db.url, '--out', out], { timeoutMs: 50_000 });
+    const run = await runCli(['demo', dir, '--fresh', '--database', db.url, '--out', out]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^Demo run [\d-]+: 201 files under /m); // a new run, not a resume
     expect(run.stdout).toContain(`--fresh: cancelled ${FILES + 2} unfinished jobs of the older demo run ${old.runId} over this directory`);
@@ -190,9 +190,9 @@ describe('baton demo', () => {
     const hint = await first.waitFor((m) => m.type === 'text' && /Manifest job #\d+/.test(String(m.text)), 'the manifest hint');
     const manifestId = Number(/Manifest job #(\d+)/.exec(String(hint.text))![1]);
     const baton = await openBaton({ database: db.url });
-    await until(async () => (await baton.getJob(manifestId)).state === 'running', 'the first demo runs the manifest job', 30_000);
+    await until(async () => (await baton.getJob(manifestId)).state === 'running', 'the first demo runs the manifest job');
 
-    const second = await runCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4'], { timeoutMs: 50_000 });
+    const second = await runCli(['demo', dir, '--database', db.url, '--out', out, '--concurrency', '4']);
     expect(second.code, second.stdout + second.stderr).toBe(0);
     expect(second.stdout).toMatch(/Resuming demo run [\d-]+ over /);
     expect(second.stdout).toMatch(/\d+ jobs? of this run (is|are) running under a live lease: another demo is working this run now/);

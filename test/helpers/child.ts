@@ -39,7 +39,7 @@ export class ChildHandle {
   }
 
   /** Resolves with the first message (seen so far or later) that passes `match`. */
-  waitFor(match: (m: ChildMessage) => boolean, what = 'a message', timeoutMs = 30_000): Promise<ChildMessage> {
+  waitFor(match: (m: ChildMessage) => boolean, what = 'a message', timeoutMs = 90_000): Promise<ChildMessage> {
     return new Promise((resolve, reject) => {
       const check = () => {
         const found = this.messages.find(match);

@@ -26,7 +26,7 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
       {
         cwd: options.cwd ?? REPO_ROOT,
         env: { ...process.env, BATON_LOG_LEVEL: process.env.BATON_TEST_LOG ?? 'silent', ...options.env },
-        timeout: options.timeoutMs ?? 30_000,
+        timeout: options.timeoutMs ?? 90_000,
         maxBuffer: 16 * 1024 * 1024,
       },
       (error, stdout, stderr) => {

@@ -37,7 +37,7 @@ export function waitForEvent<Events, K extends keyof Events>(
   source: AnySubscribable,
   event: K,
   filter: (payload: Events[K]) => boolean = () => true,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<Events[K]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -80,7 +80,7 @@ export function collectEvents<Events, K extends keyof Events>(
   event: K,
   count: number,
   filter: (payload: Events[K]) => boolean = () => true,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<Events[K][]> {
   const seen: Events[K][] = [];
   return new Promise((resolve, reject) => {
@@ -101,7 +101,7 @@ export function collectEvents<Events, K extends keyof Events>(
 }
 
 /** Polls `check` on each event-loop turn until it returns a truthy value (for state owned by another process). */
-export async function until<T>(check: () => Promise<T> | T, what: string, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(check: () => Promise<T> | T, what: string, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -125,7 +125,7 @@ describe('services across processes', () => {
         .sort((a, b) => (a.at as number) - (b.at as number));
     const ended = (name: string) => runs().filter((m) => m.service === name && m.phase === 'end');
     // Whichever process reports the 4th end wakes its waiter (each waiter re-checks on its own child's lines).
-    await Promise.race(workers.map((w) => w.waitFor(() => ended('every2s').length >= 4, '4 runs of every2s', 30_000)));
+    await Promise.race(workers.map((w) => w.waitFor(() => ended('every2s').length >= 4, '4 runs of every2s')));
     const every = runs().filter((m) => m.service === "every2s");
     // Start/end pairs alternate: no two runs overlap, whichever process ran them.
     const phases = every.map((m) => m.phase);
@@ -139,7 +139,7 @@ describe('services across processes', () => {
     expect(ended('once')).toHaveLength(1);
     expect((await baton.services.get('once')).nextRunAt).toBeNull();
     await baton.services.trigger('once');
-    await Promise.race(workers.map((w) => w.waitFor(() => ended('once').length === 2, 'the triggered run', 20_000)));
+    await Promise.race(workers.map((w) => w.waitFor(() => ended('once').length === 2, 'the triggered run')));
     const list = await baton.services.list();
     expect(list.map((s) => s.name)).toEqual(['every2s', 'once']);
   });

@@ -12,7 +12,7 @@ describe('three instances, one every-second schedule', () => {
     const enqueued = () =>
       workers.flatMap((w) => w.messages.filter((m) => m.type === 'event' && m.name === 'schedule:enqueued').flatMap((m) => m.scheduledFor as number[]));
     const skipped = () => workers.flatMap((w) => w.messages.filter((m) => m.type === 'event' && m.name === 'schedule:skipped'));
-    const seen = (n: number, alive = workers) => Promise.race(alive.map((w) => w.waitFor(() => new Set(enqueued()).size >= n, `${n} ticks`, 30_000)));
+    const seen = (n: number, alive = workers) => Promise.race(alive.map((w) => w.waitFor(() => new Set(enqueued()).size >= n, `${n} ticks`)));
     await seen(5);
     workers[0]!.kill('SIGKILL');
     await workers[0]!.exited;

@@ -7,6 +7,7 @@
  * `pg_stat_activity` by an `application_name` of their own, set through the URL.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -46,7 +47,8 @@ async function adminQuery<T extends pg.QueryResultRow>(sql: string, params: unkn
 /**
  * A Baton on a fresh schema whose connections carry their own `application_name`,
  * a logger that keeps every line at warn and above, the kit with a ledger, and a
- * started worker (`pollInterval` 60 s unless given: wake-ups must come from NOTIFY).
+ * started worker (`pollInterval` an hour unless given: wake-ups must come from NOTIFY,
+ * so a job done before the test times out proves one came).
  */
 async function setup(workerOptions: Record<string, unknown> = {}, observer?: Parameters<typeof openBaton>[1]) {
   const db = tempDatabase();
@@ -60,7 +62,7 @@ async function setup(workerOptions: Record<string, unknown> = {}, observer?: Par
   const kit = createKit({ ledgerPath: ledger.path });
   cleanups.push(() => kit.ledger!.close());
   const baton = await openBaton({ database: url.toString(), logger }, observer);
-  const worker = baton.worker({ tasks: [...kit.tasks, nulResult], pollInterval: 60_000, ...workerOptions });
+  const worker = baton.worker({ tasks: [...kit.tasks, nulResult], pollInterval: 3_600_000, ...workerOptions });
   await worker.start();
   return { db, url: url.toString(), app, logs, ledger, kit, baton, worker };
 }
@@ -191,18 +193,19 @@ describe('connections terminated by the server', () => {
     expect(second).not.toBe(first);
 
     for (const n of [1, 2]) {
-      const completed = waitForEvent(worker, 'job:completed', (e) => (e.job.payload as { n?: number }).n === n, 30_000);
+      const completed = waitForEvent(worker, 'job:completed', (e) => (e.job.payload as { n?: number }).n === n);
       const answer = await inOtherProcess({ database: url, op: 'enqueue', task: 'hash', payload: { n } });
       expect(answer.type).toBe('result');
+      // Done long before the hour-long poll: NOTIFY woke the worker (no speed claim).
       await completed;
-      // A deadline by nature: far below the 60 s poll, generous for a loaded machine.
-      expect(Date.now() - (answer.at as number)).toBeLessThan(10_000);
     }
     expect(unhandled).toEqual([]);
   });
 
   it('every pool and LISTEN connection terminated while jobs run: handlers go on, the jobs complete on attempt 1, the worker keeps working', async () => {
-    const { app, url, logs, baton, worker, kit, ledger } = await setup({ concurrency: 5, leaseTtl: 3000, heartbeatInterval: 300, pollInterval: 500 });
+    // Leases far longer than any reconnection on a busy machine: the point is that the
+    // handlers go on, not how fast the pool comes back.
+    const { db, app, url, logs, baton, worker, kit, ledger } = await setup({ concurrency: 5, leaseTtl: 60_000, heartbeatInterval: 300, pollInterval: 500 });
     const lost: number[] = [];
     worker.on('lease:lost', (e) => lost.push(e.job.id));
     const completedIds: number[] = [];
@@ -210,7 +213,9 @@ describe('connections terminated by the server', () => {
     await listenBackend(app);
 
     const claimed = collectEvents(worker, 'job:claimed', 5);
-    const jobs = await baton.enqueueMany(Array.from({ length: 5 }, () => ({ task: kit.sleepy, payload: { ms: 3000 } })));
+    // The handlers run until the test opens their gate, after the cut.
+    const gate = join(db.dir, 'gate');
+    const jobs = await baton.enqueueMany(Array.from({ length: 5 }, () => ({ task: kit.gated, payload: { path: gate } })));
     await claimed;
     await until(() => ledger.rows().length === 5, 'all five handlers started');
     const backends = await backendsOf(app);
@@ -218,15 +223,16 @@ describe('connections terminated by the server', () => {
     const terminated = await adminQuery<{ ok: boolean }>('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [app]);
     expect(terminated.length).toBe(backends.length);
     expect(completedIds).toEqual([]); // the cut landed while all five ran
+    writeFileSync(gate, '');
 
     const done = await until(async () => {
       const all = await Promise.all(jobs.map((j) => baton.getJob(j.id)));
       return all.every((j) => j.state === 'completed') ? all : undefined;
-    }, 'all five jobs completed', 30_000);
+    }, 'all five jobs completed');
     for (const job of done!) {
       expect(job.attempt).toBe(1);
       expect(job.errors).toEqual([]);
-      expect((job.result as { slept: number }).slept).toBe(3000);
+      expect(job.result).toEqual({ opened: true });
     }
     expect(lost).toEqual([]);
     const rows = ledger.rows();
@@ -235,7 +241,7 @@ describe('connections terminated by the server', () => {
     expect(logs.some((l) => /connection lost/.test(l.msg))).toBe(true);
 
     // The worker goes on: another process's job is still picked up (LISTEN reconnected).
-    const next = waitForEvent(worker, 'job:completed', (e) => (e.job.payload as { after?: boolean }).after === true, 30_000);
+    const next = waitForEvent(worker, 'job:completed', (e) => (e.job.payload as { after?: boolean }).after === true);
     await inOtherProcess({ database: url, op: 'enqueue', task: 'hash', payload: { after: true } });
     await next;
   });

@@ -13,20 +13,22 @@ describe('the classic case: a long job beside short ones, cancelled from another
     const long = defineTask('long', {
       maxAttempts: 3,
       handler: async (_: null, ctx) => {
-        for (let step = 0; step < 800; step++) {
+        // Runs until cancelled: no duration races the cancel's child process.
+        for (let step = 0; ; step++) {
           if (ctx.signal.aborted) {
             sawReason = ctx.signal.reason;
             cleanedUpAt = Date.now();
             throw ctx.signal.reason;
           }
-          ctx.progress(step, 800);
+          ctx.progress(step % 800, 800);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
-        return 'finished';
       },
     });
     const short = defineTask('short', { handler: async (n: number) => n * 2 });
-    const worker = baton.worker({ tasks: [long, short], concurrency: 4 });
+    // A grace longer than the test: the job can only be recorded cancelled because
+    // its handler settled, not because the grace ran out.
+    const worker = baton.worker({ tasks: [long, short], concurrency: 4, cancelGrace: 600_000 });
     await worker.start();
 
     // Subscribe before acting: a local enqueue wakes the worker at once.
@@ -49,7 +51,8 @@ describe('the classic case: a long job beside short ones, cancelled from another
 
     expect(sawReason).toBeInstanceOf(CancelledError);
     expect((sawReason as CancelledError).reason).toBe('user asked');
-    expect(recordedAt - cleanedUpAt).toBeLessThan(1500);
+    expect(cleanedUpAt).toBeGreaterThan(0);
+    expect(recordedAt).toBeGreaterThanOrEqual(cleanedUpAt);
     const job = await baton.getJob(longJob.id);
     expect(job.state).toBe('cancelled');
     expect(job.attempt).toBe(1);

@@ -122,7 +122,7 @@ describe('C20 timeouts', () => {
     expect(failed.errors.map((e) => e.attempt)).toEqual([1, 2]);
 
     // Both abandoned handlers resolve "late" (the ledger stamps finishedAt): dropped.
-    await until(() => ledger.rows(job.id).length === 2 && ledger.rows(job.id).every((r) => r.finishedAt !== null), 'both handlers settled', 15_000);
+    await until(() => ledger.rows(job.id).length === 2 && ledger.rows(job.id).every((r) => r.finishedAt !== null), 'both handlers settled');
     // Control jobs after the settlements: the workers keep claiming, and by the
     // time these complete a late write or a third claim of J would have happened.
     const controls = await baton.enqueueMany([0, 1].map(() => ({ task: kit.sleepy, payload: { ms: 100 } })));
