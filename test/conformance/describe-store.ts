@@ -16,11 +16,12 @@ export type { StoreFactory } from './harness.js';
  *
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
- * leases), schedules-services.ts, workers.ts (registry, change notifications, close).
+ * leases), schedules-services.ts, workers.ts (migrate, worker registry, clock,
+ * change notifications, close).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
-    const h = harness(factory);
+    const h = harness(name, factory);
     jobTests(h);
     jobAdminTests(h);
     leaseTests(h);

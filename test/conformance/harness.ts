@@ -23,27 +23,40 @@ export interface Fixture {
 
 /** What each part of the suite receives. */
 export interface Harness {
+  /** The driver name the suite runs for (what `store.driver` says). */
+  name: string;
   /** A migrated store on a fresh database (closed after the test). */
   setup(): Promise<Fixture>;
+  /** A fresh database without any store yet: `open()` opens one, not migrated (closed after the test). */
+  fresh(): { open(): Promise<Store> };
 }
 
 /** The time every test starts at (2030-01-01T00:00:00Z, a minute boundary). Tests only ever inject `now`. */
 export const T0 = Date.UTC(2030, 0, 1);
 
 /** Registers the per-test bookkeeping; call inside the suite's `describe`. */
-export function harness(factory: StoreFactory): Harness {
+export function harness(name: string, factory: StoreFactory): Harness {
   const opened: Store[] = [];
   afterEach(async () => {
     // A test may have closed a store already (close() is under test): ignore that.
     await Promise.allSettled(opened.splice(0).map((store) => store.close()));
   });
-  const openOn = async (database: string) => {
+  const openRaw = async (database: string) => {
     const store = await factory.open(database);
     opened.push(store);
+    return store;
+  };
+  const openOn = async (database: string) => {
+    const store = await openRaw(database);
     await store.migrate();
     return store;
   };
   return {
+    name,
+    fresh() {
+      const database = factory.database();
+      return { open: () => openRaw(database) };
+    },
     async setup() {
       const database = factory.database();
       const store = await openOn(database);

@@ -56,7 +56,7 @@ async function writeUntilCalled(called: Promise<void>, write: (round: number) =>
   await called;
 }
 
-/** The worker registry, change notifications, and closing. */
+/** Migrating, the worker registry, the database's clock, change notifications, and closing. */
 export function workerTests(h: Harness): void {
   describe('worker registry', () => {
     it('workerUpsert creates and refreshes the row; workerList shows the unexpired ones by id', async () => {
@@ -88,6 +88,39 @@ export function workerTests(h: Harness): void {
       // Registering again after a delete works.
       await store.workerUpsert({ worker: registration(), ttlMs: 10_000, now: T0 + 1 });
       expect((await store.workerList({ now: T0 + 1 })).map((w) => w.id)).toEqual(['w1']);
+    });
+  });
+
+  describe('migrate', () => {
+    it('two instances migrating a fresh database at once both succeed; migrating again is a no-op', async () => {
+      const db = h.fresh();
+      const [one, two] = await Promise.all([db.open(), db.open()]);
+      expect(one.driver).toBe(h.name);
+      await Promise.all([one.migrate(), two.migrate()]);
+      const job = await insert(one);
+      await two.migrate();
+      await one.migrate();
+      expect(await two.jobGet({ id: job.id })).toEqual(job);
+      const three = await db.open();
+      await three.migrate();
+      expect(await three.jobList({ limit: 10 })).toEqual([job]);
+    });
+  });
+
+  describe('clock, clockSync', () => {
+    it("clockSync measures the database's offset; clock.now() is this host's time plus that offset", async () => {
+      const { store } = await h.setup();
+      const reading = await store.clockSync();
+      expect(Number.isInteger(reading.offsetMs)).toBe(true);
+      expect(reading.roundTripMs).toBeGreaterThanOrEqual(0);
+      // The test database runs on a clock that agrees with this host's (a unit or
+      // sign error would be off by years).
+      expect(Math.abs(reading.offsetMs)).toBeLessThan(1000);
+      const before = Date.now();
+      const now = store.clock.now();
+      const after = Date.now();
+      expect(now).toBeGreaterThanOrEqual(before + reading.offsetMs);
+      expect(now).toBeLessThanOrEqual(after + reading.offsetMs);
     });
   });
 
