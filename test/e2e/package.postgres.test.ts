@@ -53,7 +53,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'baton-package-'));
   const source = join(root, 'source');
   mkdirSync(source);
-  for (const entry of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src']) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src']) {
     cpSync(join(REPO_ROOT, entry), join(source, entry), { recursive: true });
   }
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
@@ -97,7 +97,7 @@ describe(`the packed ${PACKAGE.name} tarball`, () => {
   it('holds the build, the binary and the sources (source maps, dashboard assets); no tests, no stale build output', () => {
     expect(packed.filename).toBe(`${PACKAGE.name}-${PACKAGE.version}.tgz`);
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'bin/baton.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'src/http/dashboard/index.html']));
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/baton.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'src/http/dashboard/index.html']));
     const outside = paths.filter((p) => !['package.json', 'README.md', 'LICENSE'].includes(p) && !PACKAGE.files.some((dir) => p.startsWith(`${dir}/`)));
     expect(outside).toEqual([]);
     expect(paths.filter((p) => /(^|\/)(test|tests|bench|examples|node_modules)\/|\.test\.[jt]s$/.test(p))).toEqual([]);
