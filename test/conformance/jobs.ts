@@ -149,6 +149,14 @@ export function jobTests(h: Harness): void {
       expect(await claim(store, { tasks: [], queues: [] })).toEqual([]);
     });
 
+    it('a queue or task named twice claims as if named once', async () => {
+      const { store } = await h.setup();
+      await store.jobInsertMany({ jobs: Array.from({ length: 3 }, () => newJob()), now: T0 });
+      const claimed = await claim(store, { queues: ['default', 'default'], tasks: ['t', 't'], limit: 3 });
+      expect(claimed).toHaveLength(3);
+      expect(new Set(claimed.map((j) => j.id)).size).toBe(3);
+    });
+
     it('a job is claimable from its runAt on, not before', async () => {
       const { store } = await h.setup();
       const later = await insert(store, { runAt: T0 + 5000 });

@@ -148,6 +148,15 @@ export function scheduleServiceTests(h: Harness): void {
       expect(await store.jobList({ limit: 10 })).toHaveLength(3);
     });
 
+    it('scheduleAdvance stores each job as given (NewJob), its key included', async () => {
+      const { store } = await h.setup();
+      await upsert(store);
+      const one = advanceOne('s', T0);
+      const { jobs } = await store.scheduleAdvance({ ...one, jobs: [{ ...one.jobs[0]!, key: 'tick-key', priority: 2, maxAttempts: 4, timeoutMs: 100 }] });
+      expect(jobs[0]).toMatchObject({ key: 'tick-key', priority: 2, maxAttempts: 4, timeoutMs: 100 });
+      expect((await get(store, jobs[0]!.id)).key).toBe('tick-key');
+    });
+
     it('scheduleAdvance without jobs (ticks skipped) moves next_run_at and keeps lastRunAt', async () => {
       const { store } = await h.setup();
       await upsert(store);
