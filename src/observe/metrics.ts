@@ -50,9 +50,11 @@ export function createMetrics(baton: Baton): Metrics {
   const queueWait = histogram('baton_job_queue_wait_seconds', 'Due time (runAt) to claim');
   const cancelLatency = histogram('baton_cancel_latency_seconds', 'Cancel request stored to job cancelled');
 
-  // Gauges read the store at scrape; one query serves both.
-  let snapshot: Promise<Array<{ queue: string; state: string; count: number }>> | undefined;
-  const counts = () => (snapshot ??= baton.queueCounts().finally(() => setImmediate(() => (snapshot = undefined))));
+  // Gauges read the store at scrape; within one `text()` both share its one query.
+  // (Keyed by the scrape, not by time: a snapshot kept until the next macrotask was
+  // served to a later scrape when only microtasks ran in between, e.g. on SQLite.)
+  let scrape: Promise<Array<{ queue: string; state: string; count: number }>> | undefined;
+  const counts = () => scrape ?? baton.queueCounts();
   new Gauge({
     name: 'baton_jobs_running',
     help: 'Running jobs in the database, by queue',
@@ -113,7 +115,16 @@ export function createMetrics(baton: Baton): Metrics {
   return {
     registry,
     contentType: registry.contentType,
-    text: () => registry.metrics(),
+    async text() {
+      const mine = baton.queueCounts();
+      mine.catch(() => undefined); // read (and its error reported) by the gauges' collect
+      scrape = mine;
+      try {
+        return await registry.metrics();
+      } finally {
+        if (scrape === mine) scrape = undefined;
+      }
+    },
     close: () => offs.splice(0).forEach((off) => off()),
   };
 }
