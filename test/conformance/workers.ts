@@ -142,7 +142,7 @@ export function workerTests(h: Harness): void {
       const { store, another } = await h.setup();
       const other = await another();
       // Every job is running before the watch starts, so only the cancel requests can wake it.
-      const count = 500;
+      const count = 1000; // cancels to make while the watch may still be starting (the claim limit is 1..1000)
       await store.jobInsertMany({ jobs: Array.from({ length: count }, () => newJob()), now: T0 });
       const jobs = await claim(store, { limit: count });
       expect(jobs).toHaveLength(count);
