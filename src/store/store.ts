@@ -174,7 +174,12 @@ export interface Store {
    */
   leaseAcquire(params: { name: string; owner: string; ttlMs: number; now: number }): Promise<LeaseAcquireResult>;
 
-  /** Fenced: extends the lease to now + ttlMs while `owner` still holds it under `token`. @returns false when it was lost */
+  /**
+   * Fenced: extends the lease to now + ttlMs while `owner` still holds it under `token`.
+   * A lease that expired but was not taken over is still held (its token is still the
+   * latest) and is renewed; once another owner acquired it, the renewal is refused.
+   * @returns false when it was lost
+   */
   leaseRenew(params: { name: string; owner: string; token: number; ttlMs: number; now: number }): Promise<boolean>;
 
   /** Fenced: frees the lease (keeping its token) while `owner` holds it under `token`; a newer holder's lease is never freed. */

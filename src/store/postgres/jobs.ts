@@ -89,7 +89,10 @@ export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Prom
     UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
       lease_token = j.lease_token + 1, started_at = $1
     WHERE j.id = ANY(ARRAY(SELECT id FROM next)) -- primary-key lookups even in a generic plan
-    RETURNING j.*`, [date(p.now), p.queues, p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)], { hot: true });
+    RETURNING j.*`,
+    // Each queue once: a repeated name would scan its queue twice and return rows this
+    // transaction already locked (SKIP LOCKED skips only other transactions' locks).
+    [date(p.now), [...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)], { hot: true });
   return rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
 }
 

@@ -52,9 +52,9 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
     if (p.jobs.length === 0) return { advanced: true, jobs: [] };
     const rows = (await client.query<JobRow>(ctx.sql(`
       INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
-      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, NULL, $9, $10, scheduled_for
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[])
-        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for)
+      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $9, $10, scheduled_for
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[], $11::text[])
+        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for, key)
       ORDER BY scheduled_for
       ON CONFLICT DO NOTHING
       RETURNING *`), [
@@ -68,6 +68,7 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
       p.jobs.map((j) => date(j.scheduledFor)),
       date(p.now),
       p.name,
+      p.jobs.map((j) => j.key),
     ])).rows;
     return { advanced: true, jobs: rows.map(rowToJob).sort((a, b) => a.id - b.id) };
   });
