@@ -43,7 +43,7 @@ async function hashRoundTrip({ baton, worker, kit }: Setup, payload: unknown) {
   try {
     const job = await baton.enqueue(kit.hash, payload);
     const outcome = await new Promise<{ result?: unknown; failure?: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for hash job ${job.id}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for hash job ${job.id}`)), 60_000);
       wake = () => {
         const found = outcomes.get(job.id);
         if (found) {

@@ -95,7 +95,7 @@ describe('baton demo', () => {
     const checkpointed = await until(async () => {
       const job = await baton.getJob(manifestId);
       return job.checkpoint !== null ? job : null;
-    }, 'the manifest job saved a checkpoint', 30_000).then((job) => job!);
+    }, 'the manifest job saved a checkpoint').then((job) => job!);
     expect(checkpointed.state).toBe('running');
     expect(checkpointed.attempt).toBe(1);
 

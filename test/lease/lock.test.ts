@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError, LockBusyError, sleep } from 'baton-jobs';
@@ -120,8 +122,9 @@ describe('withLock across processes', () => {
   it('two processes contend: one holds, the other waits; the second holder sees a greater fencing token', async () => {
     const db = tempDatabase();
     await (await openBaton({ database: db.url })).close();
-    const a = spawnLock({ database: db.url, name: 'contended', ttl: 2000, holdMs: 800, waitMs: 30_000 });
-    const b = spawnLock({ database: db.url, name: 'contended', ttl: 2000, holdMs: 800, waitMs: 30_000 });
+    // A holder releases when done, so a long ttl costs nothing and survives a busy machine.
+    const a = spawnLock({ database: db.url, name: 'contended', ttl: 30_000, holdMs: 800, waitMs: 90_000 });
+    const b = spawnLock({ database: db.url, name: 'contended', ttl: 30_000, holdMs: 800, waitMs: 90_000 });
     const [doneA, doneB] = await Promise.all([finished(a), finished(b)]);
     expect([doneA.outcome, doneB.outcome]).toEqual(['ok', 'ok']);
     const holds = [a, b]
@@ -136,11 +139,15 @@ describe('withLock across processes', () => {
   it('a holder that stops renewing (event loop blocked past the ttl) has its signal aborted with LeaseLostError and cannot release the newer holder\'s lease', async () => {
     const db = tempDatabase();
     const baton = await openBaton({ database: db.url });
-    const frozen = spawnLock({ database: db.url, name: 'fragile', ttl: 600, blockMs: 2500, holdMs: 200 });
+    // The first process stays frozen until this one holds the lock; then it holds on
+    // (for a minute, unless its signal aborts) and must find its lease lost.
+    const gate = join(db.dir, 'unfreeze');
+    const frozen = spawnLock({ database: db.url, name: 'fragile', ttl: 600, blockUntilPath: gate, holdMs: 60_000 });
     const first = await frozen.waitFor((m) => m.type === 'acquired', 'first acquired');
     // While the first process is frozen, this one waits for the lease to expire and takes it.
     let aborted = false;
-    const taken = baton.withLock('fragile', { ttl: 30_000, wait: { timeout: 20_000 } }, async ({ fencingToken, signal }) => {
+    const taken = baton.withLock('fragile', { ttl: 60_000, wait: { timeout: 60_000 } }, async ({ fencingToken, signal }) => {
+      writeFileSync(gate, '');
       const report = await finished(frozen);
       aborted = signal.aborted;
       return { fencingToken, report, lease: await baton.store.leaseGet({ name: 'fragile' }) };

@@ -88,7 +88,7 @@ async function roundTrip(baton: Baton, worker: Worker, enqueue: () => Promise<{ 
   try {
     const job = await enqueue();
     const outcome = await new Promise<{ result?: unknown; failed?: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for job ${job.id}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for job ${job.id}`)), 60_000);
       wake = () => {
         if (!results.has(job.id)) return;
         clearTimeout(timer);

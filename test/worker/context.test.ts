@@ -39,7 +39,6 @@ describe('ctx.progress', () => {
     // One write at the start, at most one per interval while the loop ran, and the final flush.
     expect(writes).toBeGreaterThanOrEqual(1);
     expect(writes).toBeLessThanOrEqual(2 + Math.ceil(loopMs / interval));
-    expect(writes).toBeLessThan(20);
     const final = await baton.getJob(job.id);
     expect(final.progress).toEqual({ current: 1000, total: 1000, message: 'done' });
   });

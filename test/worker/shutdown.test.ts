@@ -95,7 +95,7 @@ describe('C01: stop() waits for the running job', () => {
 
   it('C01 (worker process, SIGTERM): exits 0 after A completes; "stopped" comes after A; B stays queued', async () => {
     const { db, baton, kit, ledger, ledgerPath } = await openKitBaton();
-    const worker = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 2, pollInterval: 500, drainTimeout: 30_000 } });
+    const worker = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 2, pollInterval: 500, drainTimeout: 600_000 } });
     // A runs until the test opens its gate, so it is surely still running at SIGTERM however
     // loaded the machine is; the gate opens once B has been enqueued during the drain.
     const gate = join(db.dir, 'gate-a');
@@ -131,7 +131,8 @@ describe('C01: stop() waits for the running job', () => {
 describe('C02: outcomes written during the drain are kept', () => {
   it('C02: a job that throws during drain gets its retry recorded; a job that enqueues a child during drain completes', async () => {
     const { baton, kit, ledger } = await openKitBaton();
-    const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, drainTimeout: 30_000 });
+    // A drain longer than the test: both jobs finish within it however busy the machine.
+    const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, drainTimeout: 600_000 });
     const failures: Array<{ retryAt: Date | null; message: string; at: number }> = [];
     worker.on('job:failed', (e) => failures.push({ retryAt: e.retryAt, message: e.message, at: Date.now() }));
     await worker.start();
