@@ -63,6 +63,9 @@ async function setup(
   return { baton, kit, worker, flaky, flakyState, firstServiceRun, url: server.url, page, pageErrors: watched.errors };
 }
 
+/** Steps of a job that must still be running when the test looks (hours; the test cancels it): however slow the machine, it never finishes first. */
+const LONG = 100_000;
+
 /** Opens `hash` and waits until the view rendered data at least once. */
 async function open(page: Page, url: string, hash: string): Promise<void> {
   await page.goto(`${url}/${hash}`);
@@ -74,7 +77,7 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
   it('shows a running job’s progress advancing live, and cancels it from the page', async () => {
     const { baton, kit, worker, url, page, pageErrors } = await setup();
     const claimed = waitForEvent(worker, 'job:claimed');
-    const job = await baton.enqueue(kit.steps, { steps: 400, stepMs: 50 });
+    const job = await baton.enqueue(kit.steps, { steps: LONG, stepMs: 50 });
     await claimed;
     await waitForEvent(worker, 'job:progress', (e) => e.job.id === job.id);
 
@@ -96,7 +99,7 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
 
     // The jobs list shows it cancelled too, and a new running job's bar moves there.
     const claimedNext = waitForEvent(worker, 'job:claimed');
-    const next = await baton.enqueue(kit.steps, { steps: 400, stepMs: 50 });
+    const next = await baton.enqueue(kit.steps, { steps: LONG, stepMs: 50 });
     await claimedNext;
     await open(page, url, '#/jobs');
     await page.waitForSelector(`tr[data-job-id="${job.id}"][data-state="cancelled"]`);
@@ -213,8 +216,8 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await failedFlaky;
     const runningSteps = [];
     for (let i = 0; i < 3; i++) {
-      const progressed = waitForEvent(worker, 'job:progress', (e) => e.job.payload !== null && (e.job.payload as { steps: number }).steps === 300 + i);
-      runningSteps.push(await baton.enqueue(kit.steps, { steps: 300 + i, stepMs: 80 }, { queue: i === 2 ? 'reports' : 'default' }));
+      const progressed = waitForEvent(worker, 'job:progress', (e) => e.job.payload !== null && (e.job.payload as { steps: number }).steps === LONG + i);
+      runningSteps.push(await baton.enqueue(kit.steps, { steps: LONG + i, stepMs: 80 }, { queue: i === 2 ? 'reports' : 'default' }));
       await progressed;
     }
     const toCancel = await baton.enqueue(kit.sleepy, { ms: 60_000 }, { queue: 'emails' });
