@@ -8,7 +8,8 @@
  *
  * The statements are not copied here: the real `PostgresStore` is called with its
  * pool in a capture mode (nothing reaches the server), so the text and parameters
- * are exactly what src/store/postgres/store.ts sends today. Each statement is then
+ * are exactly what the PostgreSQL driver (src/store/postgres/jobs.ts and
+ * job-leases.ts) sends today. Each statement is then
  * explained inside a transaction that is rolled back, twice: with a custom plan
  * (the parameters bound, what the first executions of a prepared statement get)
  * and with the generic plan (`plan_cache_mode = force_generic_plan`, what a
