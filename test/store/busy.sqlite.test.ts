@@ -67,12 +67,14 @@ describe('a worker process while another process holds the write lock for 10 s',
     const stopping = await worker.waitForEvent('worker:stopping');
     const released = await locker.waitFor((m) => m.type === 'released', 'the release', 30_000);
 
-    // The lock was held all along: both happened while it was, and promptly (the old
-    // driver froze for its 5 s busy timeout at each write; measured here: a few ms).
+    // Both happened while the lock was held (the old driver froze at each write for its
+    // 5 s busy timeout, so a worker writing every 10 ms heard neither until the lock was
+    // released), and well within one busy timeout of their cause (measured: ~20 ms for
+    // the cancel, ~50 ms for SIGTERM; the bound is loose for a loaded machine).
     expect(aborted.at as number).toBeLessThan(released.at as number);
     expect(stopping.at as number).toBeLessThan(released.at as number);
-    expect((aborted.at as number) - (locked.at as number)).toBeLessThan(1000);
-    expect((stopping.at as number) - signalledAt).toBeLessThan(1000);
+    expect((aborted.at as number) - (locked.at as number)).toBeLessThan(5000);
+    expect((stopping.at as number) - signalledAt).toBeLessThan(5000);
 
     // After the release the outcome is written and the worker exits cleanly.
     await worker.waitForEvent('job:cancelled', running.id, 60_000);
