@@ -116,7 +116,8 @@ export function createDemoTasks(options: DemoTaskOptions) {
             have.add(index);
             ctx.progress(++written, ids.length, 'collecting hashes');
           },
-          { concurrency: options.manifestConcurrency ?? 4, checkpointEvery: MANIFEST_BATCH },
+          // Its own count (`written`) includes the items in the file but not yet in the checkpoint.
+          { concurrency: options.manifestConcurrency ?? 4, checkpointEvery: MANIFEST_BATCH, progress: false },
         );
       } finally {
         await file.close();

@@ -9,6 +9,15 @@ export interface ForEachOptions {
   key?: string;
   /** Save the record after this many completed items. @defaultValue 100 */
   checkpointEvery?: number;
+  /**
+   * Report progress as `(items done, items.length)` through `ctx.progress`, where
+   * items done counts the items skipped from the checkpoint too, so a resumed run
+   * carries on from where the last one stopped and a completed loop shows
+   * current = total. A string is the progress message; `false` reports nothing
+   * (for a handler that reports its own progress).
+   * @defaultValue true
+   */
+  progress?: boolean | string;
 }
 
 /** What `ctx.forEach` resolves with. */
@@ -27,6 +36,7 @@ export interface ForEachHost {
   signal: AbortSignal;
   readonly checkpoint: Json;
   saveCheckpoint(value: Json): Promise<void>;
+  progress(current: number, total?: number, message?: string): void;
 }
 
 /**
@@ -36,6 +46,8 @@ export interface ForEachHost {
  * `checkpointEvery` items and when the loop stops; on a later attempt (after a
  * release, crash or retry) items recorded done are skipped, so `items` must come
  * in the same order each attempt. Other keys of an object checkpoint are kept.
+ * Unless `options.progress` is false it reports progress (throttled, like
+ * `ctx.progress`) at the start and after each item, counting skipped items as done.
  *
  * On abort it starts no new item, lets running items finish (they see the
  * signal), saves the record, then throws `signal.reason`. When an item throws it
@@ -57,6 +69,9 @@ export async function forEach<T>(host: ForEachHost, items: readonly T[], fn: For
   let finished = 0;
   let sinceSave = 0;
   let failure: { error: unknown } | undefined;
+  const message = typeof options.progress === 'string' ? options.progress : undefined;
+  const report = options.progress === false ? () => {} : () => host.progress(skipped + finished, items.length, message);
+  report();
 
   const save = async () => {
     sinceSave = 0;
@@ -77,6 +92,7 @@ export async function forEach<T>(host: ForEachHost, items: readonly T[], fn: For
       }
       done.add(index);
       finished++;
+      report();
       if (++sinceSave >= every) await save();
     }
   };

@@ -140,6 +140,8 @@ describe('ctx.forEach', () => {
     expect(results[0]!.outcome).toBeInstanceOf(ShutdownError);
 
     const second = db.worker({ tasks: [loop] });
+    const reported: Array<{ current: number; total?: number }> = [];
+    second.on('job:progress', (e) => reported.push(e.progress));
     const completed = waitForEvent(second, 'job:completed');
     await second.start();
     const done = await completed;
@@ -150,6 +152,29 @@ describe('ctx.forEach', () => {
     expect(final.state).toBe('completed');
     expect(final.attempt).toBe(1);
     expect(doneRanges(final.checkpoint)).toEqual([[0, 9]]);
+    // Progress counts the items skipped from the checkpoint as done: the resumed run
+    // starts at 6 of 10, never goes below, and ends at 10 of 10.
+    expect(final.progress).toMatchObject({ current: 10, total: 10 });
+    await until(() => reported.some((p) => p.current === 10), 'the last progress event');
+    expect(reported.every((p) => p.current >= 6 && p.total === 10)).toBe(true);
+  });
+
+  it('reports progress as (items done, items) with the message given, or nothing with `progress: false`', async () => {
+    const baton = await openBaton();
+    const loop = defineTask('loop', {
+      handler: async (quiet: boolean, ctx) =>
+        ctx.forEach([1, 2, 3], () => sleep(1), quiet ? { progress: false } : { progress: 'pages', concurrency: 1 }),
+    });
+    const worker = baton.worker({ tasks: [loop] });
+    await worker.start();
+    let completed = waitForEvent(worker, 'job:completed');
+    const loud = await baton.enqueue(loop, false);
+    await completed;
+    completed = waitForEvent(worker, 'job:completed');
+    const quiet = await baton.enqueue(loop, true);
+    await completed;
+    expect((await baton.getJob(loud.id)).progress).toEqual({ current: 3, total: 3, message: 'pages' });
+    expect((await baton.getJob(quiet.id)).progress).toBeNull();
   });
 
   it('an item that throws stops the loop, and forEach rethrows after the running items settled', async () => {
