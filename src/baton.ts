@@ -25,6 +25,16 @@ import { defineSchedule, scheduleAdmin, upsertSchedule, type ScheduleAdmin, type
 import type { WorkerOptions } from './worker/options.js';
 
 /** The handle `createBaton` returns: client operations, workers, and close. */
+/**
+ * The arguments after the task in {@link Baton.enqueue}: for a task object its
+ * payload (the schema's input, required) then the options; for a task name an
+ * optional payload of any JSON then the options. One signature rather than two
+ * overloads, so a payload field of the wrong type is reported at that field
+ * ("Type 'number' is not assignable to type 'string'", the expected type coming
+ * from the payload's property), not as "the last overload" refusing a Task for a string.
+ */
+export type EnqueueRest<T extends AnyTask | string> = T extends AnyTask ? [payload: InputOf<T>, options?: EnqueueOptions] : [payload?: unknown, options?: EnqueueOptions];
+
 export interface Baton {
   /** The instrumented store (internal; for tests and adapters). */
   readonly store: Store;
@@ -39,8 +49,7 @@ export interface Baton {
    * @returns the job; with a `key` held by a non-terminal job, that job instead
    * @throws ValidationError (bad payload, options, non-JSON, NUL, too large: nothing written); NotFoundError (unknown task name)
    */
-  enqueue<T extends AnyTask>(task: T, payload: InputOf<T>, options?: EnqueueOptions): Promise<Job<PayloadOf<T>, ResultOf<T>>>;
-  enqueue(task: string, payload?: unknown, options?: EnqueueOptions): Promise<Job>;
+  enqueue<T extends AnyTask | string>(task: T, ...rest: EnqueueRest<T>): Promise<T extends AnyTask ? Job<PayloadOf<T>, ResultOf<T>> : Job>;
   /**
    * Enqueues several jobs in one transaction (one statement on PostgreSQL): all or
    * none. With `{ client }`, inside the caller's own transaction (see EnqueueOptions.client).
@@ -132,11 +141,11 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     store,
     logger,
     clock,
-    async enqueue(task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) {
+    enqueue: (async (task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) => {
       const { client, ...rest } = options ?? {};
       const [job] = await enqueueMany(deps, [{ task, payload, options: rest }], { nameItems: false, ...(client ? { client } : {}) });
-      return job as Job<never, never>;
-    },
+      return job;
+    }) as Baton['enqueue'],
     enqueueMany: (items, options) => enqueueMany(deps, items, options?.client ? { client: options.client } : {}),
     cancel: (id, reason) => cancel(deps, id, reason ?? null),
     retry: (id) => retry(deps, id),

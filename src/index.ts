@@ -2,7 +2,7 @@
  * Baton: durable background jobs for TypeScript on Node.js.
  * The only public entry point.
  */
-export { createBaton, type Baton } from './baton.js';
+export { createBaton, type Baton, type EnqueueRest } from './baton.js';
 export type { BatonOptions } from './config.js';
 export { defineTask, isTask, tasksFromModule, type Task, type AnyTask, type TaskOptions, type PayloadOf, type InputOf, type ResultOf } from './job/task.js';
 export type { Backoff } from './job/backoff.js';
