@@ -24,7 +24,6 @@ import { withLock, type LockContext, type LockOptions } from './lease/with-lock.
 import { defineSchedule, scheduleAdmin, upsertSchedule, type ScheduleAdmin, type ScheduleInfo, type ScheduleOptions } from './schedule/schedule.js';
 import type { WorkerOptions } from './worker/options.js';
 
-/** The handle `createBaton` returns: client operations, workers, and close. */
 /**
  * The arguments after the task in {@link Baton.enqueue}: for a task object its
  * payload (the schema's input, required) then the options; for a task name an
@@ -35,6 +34,7 @@ import type { WorkerOptions } from './worker/options.js';
  */
 export type EnqueueRest<T extends AnyTask | string> = T extends AnyTask ? [payload: InputOf<T>, options?: EnqueueOptions] : [payload?: unknown, options?: EnqueueOptions];
 
+/** The handle `createBaton` returns: client operations, workers, and close. */
 export interface Baton {
   /** The instrumented store (internal; for tests and adapters). */
   readonly store: Store;
