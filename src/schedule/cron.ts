@@ -7,7 +7,18 @@
  *
  * Policies (asserted as exact instants in test/schedule/cron.test.ts):
  * - Fields: 5 (minute first) or 6 (second first). Year fields (7 parts) are refused.
- *   Nicknames (`@daily`…), names (`MON`, `JAN`), `L`, `W`, `#` are croner's.
+ *   Nicknames (`@daily`…), names (`MON`, `JAN`), `L`, `W`, `#` are croner's. An
+ *   invalid field is refused with its name (`minute field "*\/0": …`).
+ * - Steps: `*\/N`, `A-B/N`, and the numeric-prefix form `A/N` that cronie and most
+ *   crontabs accept, meaning A through the field's maximum every N (`5/20` in minutes:
+ *   5, 25, 45; croner's `sloppyRanges`). The start must lie in the field's range
+ *   (croner would silently select nothing for `70/5`), and a step needs a start
+ *   (`/10` is refused, as cronie does). Croner's day-of-week maximum is 6, so `1/2`
+ *   there is 1, 3, 5 (cronie would add 7, Sunday).
+ * - A cron that can never fire (`0 0 30 2 *`, `0 0 31 2,4,6,9,11 *`: no listed day
+ *   exists in a listed month) is valid syntax whose `next` is always null — decided
+ *   here from the fields (croner v10 overflows its stack on some of them), so a
+ *   schedule refuses it as "never fires".
  * - Day of month and day of week: pure OR when both are restricted (croner's default,
  *   `domAndDow: false`), also when a field starts with `*`: `0 0 *\/3 * 1-5` fires on
  *   days 1, 4, 7… OR on weekdays. (Vixie/cronie would AND that one; we deliberately do
@@ -27,7 +38,7 @@
  * - `every`: fires on the lattice anchor + k·every (any integer k), in real time, so
  *   DST does not affect it.
  */
-import { Cron } from 'croner';
+import { Cron, CronPattern } from 'croner';
 import { ConfigError, ValidationError } from '../errors.js';
 
 /** How often a schedule fires: a cron expression (5 fields, or 6 with seconds first) in a time zone, or a fixed interval. */
@@ -63,6 +74,22 @@ export interface ParsedCadence {
   /** e.g. "cron 0 9 * * 1-5 in America/New_York" or "every 5 s" */
   describe(): string;
 }
+
+/** Croner's options for every pattern. */
+const CRONER_OPTIONS = { mode: '5-or-6-parts', domAndDow: false, sloppyRanges: true } as const;
+
+/** Field names and ranges of a 5-field pattern; a 6-field one has `second` first. */
+const FIELDS: ReadonlyArray<{ name: string; min: number; max: number }> = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12 },
+  { name: 'day of week', min: 0, max: 7 },
+];
+const SECOND_FIELD = { name: 'second', min: 0, max: 59 };
+
+/** Days in each month (index 0 = January) in the longest year: February has 29. */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Upper bound on croner steps taken to get past a query that croner answered with an earlier instant. */
 const MAX_CATCH_UP_STEPS = 100_000;
@@ -143,11 +170,22 @@ function cronCadence(cron: unknown, timezone: string): ParsedCadence {
   if (typeof cron !== 'string' || cron.trim() === '') {
     throw new ConfigError(`"cron" must be a non-empty cron expression, got ${JSON.stringify(cron)}`);
   }
+  checkFields(cron);
   let job: Cron;
+  let pattern: CronPattern;
   try {
-    job = new Cron(cron, { timezone, mode: '5-or-6-parts', domAndDow: false, paused: true });
+    job = new Cron(cron, { timezone, ...CRONER_OPTIONS, paused: true });
+    pattern = new CronPattern(cron, timezone, CRONER_OPTIONS);
+  } catch (error) {
+    throw new ConfigError(`invalid cron "${cron}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (neverFires(pattern)) return cronCadenceNever(cron, timezone);
+  try {
     job.nextRun(new Date(0)); // croner checks the time zone only when computing
   } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      throw new ConfigError(`cron "${cron}": croner cannot compute its fire times (it ran out of stack)`);
+    }
     throw new ConfigError(`invalid cron "${cron}": ${error instanceof Error ? error.message : String(error)}`);
   }
 
@@ -177,6 +215,70 @@ function cronCadence(cron: unknown, timezone: string): ParsedCadence {
         out.push(new Date(t));
       }
       return out;
+    },
+    describe() {
+      return `cron ${cron} in ${timezone}`;
+    },
+  };
+}
+
+/**
+ * Checks each field on its own (croner's messages do not all say which field is
+ * wrong): a step's start, then croner's parse of a pattern with only that field set.
+ * Patterns that are not 5 or 6 fields (nicknames, a wrong count) are left to croner.
+ *
+ * @throws ConfigError `invalid cron "…": <field> field "<text>": <problem>`
+ */
+function checkFields(cron: string): void {
+  const parts = cron.trim().split(/\s+/);
+  if (parts.length !== 5 && parts.length !== 6) return;
+  const fields = parts.length === 6 ? [SECOND_FIELD, ...FIELDS] : FIELDS;
+  const refuse = (i: number, problem: string) => {
+    throw new ConfigError(`invalid cron "${cron}": ${fields[i]!.name} field "${parts[i]}": ${problem}`);
+  };
+  parts.forEach((part, i) => {
+    const { min, max } = fields[i]!;
+    for (const element of part.split(',')) {
+      const slash = element.indexOf('/');
+      if (slash < 0) continue;
+      const start = element.slice(0, slash);
+      if (start === '') refuse(i, `a step needs a start, as in "*${element}", "${min}${element}" or "${min}-${max}${element}"`);
+      if (/^\d+$/.test(start) && (Number(start) < min || Number(start) > max)) refuse(i, `the step starts at ${start}, outside ${min}-${max}`);
+    }
+    try {
+      new CronPattern(parts.map((p, j) => (j === i ? p : '*')).join(' '), 'UTC', CRONER_OPTIONS);
+    } catch (error) {
+      refuse(i, error instanceof Error ? error.message : String(error));
+    }
+  });
+}
+
+/**
+ * True when no listed day of month exists in any listed month and the day of week
+ * does not widen the choice (it is `*`, or ANDed with `+`): e.g. `0 0 30 2 *`.
+ * `L` and `LW` always fire; `15W` counts as day 15.
+ */
+function neverFires(pattern: CronPattern): boolean {
+  if (pattern.lastDayOfMonth || pattern.lastWeekday) return false;
+  if (!pattern.starDOW && !pattern.useAndLogic) return false;
+  const days = pattern.day.flatMap((on, i) => (on || pattern.nearestWeekdays[i] ? [i + 1] : []));
+  return !pattern.month.some((on, m) => on && days.some((d) => d <= MONTH_DAYS[m]!));
+}
+
+/** A cron that parses but never fires: `next` is always null. */
+function cronCadenceNever(cron: string, timezone: string): ParsedCadence {
+  return {
+    cron,
+    every: null,
+    timezone,
+    next(after) {
+      checkDate(after, 'after');
+      return null;
+    },
+    between(from, to) {
+      checkDate(from, 'from');
+      checkDate(to, 'to');
+      return [];
     },
     describe() {
       return `cron ${cron} in ${timezone}`;

@@ -2,10 +2,11 @@ import type { ParsedCadence } from './cron.js';
 import type { CatchUp } from './schedule.js';
 
 /**
- * A due tick is "on time" when the scheduler sees it within this many ms of its
- * time, and "missed" (downtime) when older; missed ticks follow the catchUp policy,
- * on-time ticks are always enqueued. Generous, so a busy or briefly paused scheduler
- * loses nothing under any policy.
+ * The on-time grace, 10 s: a due tick is "on time" when the scheduler sees it within
+ * this many ms after its time, and "missed" (downtime) when older; missed ticks follow
+ * the catchUp policy, on-time ticks are always enqueued. Generous, so a busy or
+ * briefly paused scheduler loses nothing under any policy; documented in the README
+ * (Recurring schedules). Not configurable.
  */
 export const ON_TIME_GRACE_MS = 10_000;
 

@@ -18,7 +18,11 @@ const NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
 /** Attempts of a scheduled job when neither the schedule nor its task says. */
 const DEFAULT_MAX_ATTEMPTS = 3;
 
-/** What to do with ticks missed while no instance was running (older than the on-time grace, see scheduler.ts). */
+/**
+ * What to do with ticks missed while no instance was running: a tick the scheduler
+ * first sees more than 10 s (`ON_TIME_GRACE_MS` in plan.ts) after its time counts as
+ * missed; one seen within those 10 s is on time and always enqueued.
+ */
 export type CatchUp = 'none' | 'latest' | 'all';
 
 /** Options of `defineSchedule` / `baton.schedule`. */
@@ -41,7 +45,11 @@ export interface ScheduleOptions {
   maxAttempts?: number;
   /** Per-attempt timeout in ms. @defaultValue the task's, else none */
   timeout?: number;
-  /** Missed ticks: none, the latest only, or all of them (the most recent `catchUpLimit`). @defaultValue 'latest' */
+  /**
+   * Missed ticks (first seen more than 10 s after their time, `ON_TIME_GRACE_MS` (plan.ts)):
+   * none, the latest only, or all of them (the most recent `catchUpLimit`). Ticks seen
+   * within 10 s are on time and enqueued under every policy. @defaultValue 'latest'
+   */
   catchUp?: CatchUp;
   /** Most missed ticks `all` enqueues at once, 1..10000. @defaultValue 100 */
   catchUpLimit?: number;

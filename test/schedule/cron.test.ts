@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, ValidationError } from '../../src/errors.js';
 import { parseCadence, type ParsedCadence } from '../../src/schedule/cron.js';
+import { defineSchedule } from '../../src/schedule/schedule.js';
 
 /**
  * Cadence arithmetic (src/schedule/cron.ts), pure: no database. Every expectation is
@@ -93,11 +94,74 @@ describe('issue 5: time zones and DST', () => {
   });
 
   it('an invalid cron is refused at definition with croner\'s message', () => {
-    expect(configError(() => cron('61 * * * *')).message).toBe('invalid cron "61 * * * *": CronPattern: Invalid value for minute: 61');
+    expect(configError(() => cron('61 * * * *')).message).toBe('invalid cron "61 * * * *": minute field "61": CronPattern: Invalid value for minute: 61');
     expect(configError(() => cron('* * * *')).message).toMatch(/^invalid cron "\* \* \* \*": .*exactly five, six, or seven space separated parts/);
     expect(configError(() => cron('0 0 0 1 1 * 2030')).message).toMatch(/^invalid cron "0 0 0 1 1 \* 2030": .*requires exactly 5 or 6 parts/);
     expect(configError(() => cron('')).message).toMatch(/"cron" must be a non-empty cron expression/);
     expect(configError(() => cron('not a cron')).code).toBe('config');
+  });
+
+  it('an invalid field is refused naming the field: steps of 0 or above the range, a step without a start, a start outside the range', () => {
+    expect(configError(() => cron('*/0 * * * *')).message).toBe('invalid cron "*/0 * * * *": minute field "*/0": CronPattern: Syntax error, illegal stepping: 0');
+    expect(configError(() => cron('*/61 * * * *')).message).toMatch(/^invalid cron "\*\/61 \* \* \* \*": minute field "\*\/61": .*steps cannot be greater/);
+    expect(configError(() => cron('0 */25 * * *')).message).toMatch(/: hour field "\*\/25": /);
+    expect(configError(() => cron('0 0 1-5/0 * *')).message).toMatch(/: day of month field "1-5\/0": .*illegal stepping/);
+    expect(configError(() => cron('0 0 * 13 *')).message).toMatch(/: month field "13": /);
+    expect(configError(() => cron('0 0 * * 8')).message).toMatch(/: day of week field "8": /);
+    expect(configError(() => cron('*/0 * * * * *')).message).toMatch(/: second field "\*\/0": /);
+    expect(configError(() => cron('0 */0 * * * *')).message).toMatch(/: minute field "\*\/0": /);
+    expect(configError(() => cron('/10 * * * *')).message).toBe('invalid cron "/10 * * * *": minute field "/10": a step needs a start, as in "*/10", "0/10" or "0-59/10"');
+    expect(configError(() => cron('70/5 * * * *')).message).toBe('invalid cron "70/5 * * * *": minute field "70/5": the step starts at 70, outside 0-59');
+    expect(configError(() => cron('0 0 0/5 * *')).message).toMatch(/: day of month field "0\/5": the step starts at 0, outside 1-31/);
+  });
+
+  it('numeric-prefix steps (cronie\'s A/N = A through the maximum every N) are accepted', () => {
+    expect(chain(cron('5/20 * * * *'), '2026-01-01T00:00:00Z', 4)).toEqual([
+      '2026-01-01T00:05:00.000Z',
+      '2026-01-01T00:25:00.000Z',
+      '2026-01-01T00:45:00.000Z',
+      '2026-01-01T01:05:00.000Z',
+    ]);
+    expect(chain(cron('0/59 * * * *'), '2026-01-01T00:00:00Z', 3)).toEqual(['2026-01-01T00:59:00.000Z', '2026-01-01T01:00:00.000Z', '2026-01-01T01:59:00.000Z']);
+    expect(chain(cron('0 3/5 * * *'), '2026-01-01T00:00:00Z', 6)).toEqual([
+      '2026-01-01T03:00:00.000Z',
+      '2026-01-01T08:00:00.000Z',
+      '2026-01-01T13:00:00.000Z',
+      '2026-01-01T18:00:00.000Z',
+      '2026-01-01T23:00:00.000Z',
+      '2026-01-02T03:00:00.000Z',
+    ]);
+    expect(chain(cron('10/15 * * * * *'), '2026-01-01T00:00:00Z', 5)).toEqual([
+      '2026-01-01T00:00:10.000Z',
+      '2026-01-01T00:00:25.000Z',
+      '2026-01-01T00:00:40.000Z',
+      '2026-01-01T00:00:55.000Z',
+      '2026-01-01T00:01:10.000Z',
+    ]);
+    // Croner's day-of-week maximum is 6: 1/2 is Mon, Wed, Fri (2026-01-05 is a Monday).
+    expect(chain(cron('0 0 * * 1/2'), '2026-01-04T00:00:00Z', 4)).toEqual([
+      '2026-01-05T00:00:00.000Z',
+      '2026-01-07T00:00:00.000Z',
+      '2026-01-09T00:00:00.000Z',
+      '2026-01-12T00:00:00.000Z',
+    ]);
+  });
+
+  it('a cron whose listed days exist in none of its listed months never fires: next null, not a stack overflow', () => {
+    for (const expr of ['0 0 31 2,4,6,9,11 *', '0 0 30,31 2 *', '0 0 31 4 *', '0 0 31 2 +1-5', '0 0 31W 2 *', '0 0 30/10 2 *']) {
+      const c = cron(expr);
+      expect(c.next(at('2026-01-01T00:00Z')), expr).toBeNull();
+      expect(c.between(at('2026-01-01T00:00Z'), at('2030-01-01T00:00Z')), expr).toEqual([]);
+    }
+    // Still firing: a day that exists in one listed month, February 29, L, a day of week ORed in.
+    expect(iso(cron('0 0 31 2,4,5 *').next(at('2026-01-01T00:00Z')))).toBe('2026-05-31T00:00:00.000Z');
+    expect(iso(cron('0 0 29 2 *').next(at('2026-01-01T00:00Z')))).toBe('2028-02-29T00:00:00.000Z');
+    expect(iso(cron('0 0 L 2 *').next(at('2026-01-01T00:00Z')))).toBe('2026-02-28T00:00:00.000Z');
+    expect(iso(cron('0 0 31 2 1-5').next(at('2026-01-01T00:00Z')))).toBe('2026-02-02T00:00:00.000Z');
+    // A schedule refuses it as "never fires", like 0 0 30 2 *.
+    for (const expr of ['0 0 31 2,4,6,9,11 *', '0 0 30 2 *']) {
+      expect(configError(() => defineSchedule('never', { cron: expr, task: 'noop' })).message).toBe(`schedule "never": cron ${expr} in UTC never fires (no such date ahead)`);
+    }
   });
 
   it('an unknown time zone is refused at definition', () => {
