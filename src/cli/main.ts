@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import { BatonError, ConfigError, ValidationError } from '../errors.js';
 import { createProgram } from './program.js';
 import { CliError, UsageError, firstLine } from './options.js';
-import { err } from './output.js';
+import { err, printable } from './output.js';
 
 /** Exit code of usage errors (bad flags, malformed JSON, invalid payload). */
 export const EXIT_USAGE = 2;
@@ -33,16 +33,17 @@ function report(error: unknown, verbose: boolean): number {
     return error.exitCode === 0 ? 0 : EXIT_USAGE;
   }
   let code = EXIT_FAILURE;
+  // Messages may quote a job's or the user's text: printable keeps them one line, with nothing a terminal obeys.
   if (error instanceof UsageError || error instanceof ValidationError || error instanceof ConfigError) {
-    err(`baton: ${error.message}`);
+    err(`baton: ${printable(error.message)}`);
     code = EXIT_USAGE;
   } else if (error instanceof BatonError || error instanceof CliError) {
-    err(`baton: ${error.message}`);
+    err(`baton: ${printable(error.message)}`);
   } else if (isSystemError(error)) {
     // ENOENT, EACCES, ENOSPC…: the message names the call and the path.
-    err(`baton: ${firstLine(error)}`);
+    err(`baton: ${printable(firstLine(error))}`);
   } else {
-    err(`baton: unexpected error: ${firstLine(error)}${verbose ? '' : ' (--verbose shows the stack trace)'}`);
+    err(`baton: unexpected error: ${printable(firstLine(error))}${verbose ? '' : ' (--verbose shows the stack trace)'}`);
   }
   if (verbose) for (let e: unknown = error; e instanceof Error; e = e.cause) err(e.stack ?? String(e));
   return code;

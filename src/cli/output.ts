@@ -7,28 +7,80 @@ import { jobView } from '../job/view.js';
  * piped into `jq` as is.
  */
 
-/** Writes one line to stdout. */
+/**
+ * Characters a terminal may obey instead of showing: C0 controls (ESC starts
+ * `\u001b[2J` and OSC title sequences, CR rewrites a line, LF fakes one), DEL, C1
+ * controls (U+009B is a one-character CSI), lone surrogates, the line and paragraph
+ * separators, and the bidirectional overrides and isolates (U+202E shows text
+ * reversed). Zero-width joiners and other format characters are left alone: emoji
+ * sequences need them and they move no cursor.
+ */
+const CONTROL = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+/** The same, minus LF: for whole lines of output, whose line breaks are ours. */
+const CONTROL_BUT_LF = /(?!\n)[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+/** What JSON.stringify leaves raw that a terminal may obey: DEL, C1, the line and paragraph separators, bidi controls. */
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const hex = (c: string) => {
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/**
+ * Text from a job, a schedule, a service or an error (anything a user or a handler
+ * wrote), made safe to print for people: every character in {@link CONTROL} is shown
+ * escaped, `\x1b`, `\x0d`, `\x9b`, `\u202e`, so a job cannot clear the operator's
+ * screen, retitle the terminal, or fake a line. Everything else, non-ASCII included,
+ * is shown as is. Apply it to each value before it goes in a line (`out`/`err` then
+ * escape what is left, except line breaks).
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, hex);
+}
+
+/** `text` with every control character but LF shown escaped (see {@link printable}): for whole lines. */
+export function printableLines(text: string): string {
+  return text.replace(CONTROL_BUT_LF, hex);
+}
+
+/** Writes one line to stdout; control characters other than line breaks are shown escaped (see {@link printable}). */
 export function out(line = ''): void {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`${line.replace(CONTROL_BUT_LF, hex)}\n`);
 }
 
-/** Writes one line to stderr. */
+/** Writes one line to stderr; control characters other than line breaks are shown escaped (see {@link printable}). */
 export function err(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-/** Prints `value` as pretty JSON on stdout (Dates become ISO strings). */
-export function printJson(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
+  process.stderr.write(`${line.replace(CONTROL_BUT_LF, hex)}\n`);
 }
 
 /**
- * Formats rows as a compact left-aligned table with a header line.
+ * JSON text with nothing a terminal obeys: JSON.stringify escapes C0 but leaves
+ * DEL, C1 controls, U+2028/U+2029 and bidi controls raw; they are written as
+ * `\u009b`-style escapes, which parse back to the same string (the JSON is exact).
+ * Lone surrogates are already escaped by JSON.stringify.
+ */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Prints `value` as pretty JSON on stdout (Dates become ISO strings), see {@link safeJson}. */
+export function printJson(value: unknown): void {
+  out(safeJson(value, 2));
+}
+
+/** Prints `value` as one line of JSON on stdout (`--json` event streams), see {@link safeJson}. */
+export function printJsonLine(value: unknown): void {
+  out(safeJson(value));
+}
+
+/**
+ * Formats rows as a compact left-aligned table with a header line. Every cell is
+ * shown {@link printable}: a value cannot break the table or the terminal.
  * @param columns - header → cell getter, in display order
  */
 export function table<T>(rows: readonly T[], columns: Record<string, (row: T) => string>): string {
   const headers = Object.keys(columns);
-  const cells = rows.map((row) => headers.map((h) => columns[h]!(row)));
+  const cells = rows.map((row) => headers.map((h) => printable(columns[h]!(row))));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (values: string[]) =>
     values
@@ -87,7 +139,7 @@ export function jobsTable(jobs: readonly Job[], now = Date.now()): string {
   });
 }
 
-/** Every field of one job, one per line, then its errors. */
+/** Every field of one job, one per line, then its errors; each value shown {@link printable}. */
 export function jobDetail(job: Job, now = Date.now()): string {
   const time = (d: Date | null) => (d ? `${d.toISOString()} (${age(d, now)} ago)` : '-');
   const json = (v: unknown) => (v === null || v === undefined ? '-' : truncate(JSON.stringify(v), 200));
@@ -112,10 +164,10 @@ export function jobDetail(job: Job, now = Date.now()): string {
   ];
   if (job.cancelRequestedAt) rows.push(['cancel asked', `${time(job.cancelRequestedAt)}${job.cancelReason ? `: ${job.cancelReason}` : ''}`]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${printable(v)}`);
   if (job.errors.length > 0) {
     lines.push('', `errors (${job.errors.length}):`);
-    for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${e.time.toISOString()}: ${e.message}`);
+    for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${e.time.toISOString()}: ${printable(e.message)}`);
   }
   return lines.join('\n');
 }
@@ -171,9 +223,9 @@ export async function progressDisplay(options: { tty?: boolean; lineInterval?: n
     return {
       bar(label, total) {
         const bar = multi.create(total, 0, { label, status: '' });
-        return { update: (value, t, status = '') => (bar.setTotal(t), bar.update(value, { label, status })) };
+        return { update: (value, t, status = '') => (bar.setTotal(t), bar.update(value, { label, status: printable(status) })) };
       },
-      log: (line) => multi.log(`${line}\n`),
+      log: (line) => multi.log(`${line.replace(CONTROL_BUT_LF, hex)}\n`),
       stop: () => multi.stop(),
     };
   }

@@ -11,6 +11,7 @@ import { schedulesCommand } from './commands/schedules.js';
 import { serveCommand } from './commands/serve.js';
 import { servicesCommand } from './commands/services.js';
 import { workerCommand } from './commands/worker.js';
+import { printableLines } from './output.js';
 
 /** Makes a command and its subcommands throw instead of exiting, and print errors as `baton: …`. */
 function configure(command: Command): Command {
@@ -19,9 +20,12 @@ function configure(command: Command): Command {
   return command;
 }
 
-/** Commander's own messages go to stderr, its errors in the CLI's one-line `baton: …` form. */
+/**
+ * Commander's own messages go to stderr, its errors in the CLI's one-line `baton: …`
+ * form; they may quote an argument, so control characters are shown escaped.
+ */
 const OUTPUT = {
-  writeErr: (text: string) => process.stderr.write(text),
+  writeErr: (text: string) => process.stderr.write(printableLines(text)),
   outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'baton: ')),
 };
 

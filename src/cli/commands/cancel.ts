@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { jobId, withBaton, withDatabase } from '../options.js';
-import { err, out, printJson } from '../output.js';
+import { err, out, printable, printJson } from '../output.js';
 
 /**
  * `baton cancel ID`: queued → cancelled at once; running → the request is stored
@@ -23,6 +23,6 @@ export function cancelCommand(): Command {
       }
       if (flags.json) return;
       if (outcome === 'cancelled') out(`job ${id} cancelled`);
-      else out(`cancel requested for job ${id} (running on ${job.leaseOwner ?? 'a worker'}); its worker aborts it now`);
+      else out(`cancel requested for job ${id} (running on ${printable(job.leaseOwner ?? 'a worker')}); its worker aborts it now`);
     });
 }

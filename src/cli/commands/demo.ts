@@ -3,7 +3,7 @@ import { defaultDemoDir, DemoError, planDemo, type DemoPlan } from '../../demo/p
 import { DEMO_LEASE_TTL, startDemo, summarize, type DemoSession, type DemoStatus, type DemoSummary } from '../../demo/run.js';
 import { defaultDatabaseUrl, redact } from '../../store/open.js';
 import { UsageError, integer, milliseconds, openBaton, withDatabase } from '../options.js';
-import { bytes, out, plural, progressDisplay, type ProgressDisplay } from '../output.js';
+import { bytes, out, plural, printable, progressDisplay, type ProgressDisplay } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
 interface DemoFlags {
@@ -125,7 +125,7 @@ function printSummary(plan: DemoPlan, s: DemoSummary): void {
   out(`  speed     ${plural(s.session.jobs, 'job')} in ${seconds.toFixed(1)} s this session: ${rate} jobs/s`);
   if (s.failed > 0) {
     out(`  failures  ${s.failed}${s.failures.length < s.failed ? `; the first ${s.failures.length}` : ''}:`);
-    for (const f of s.failures) out(`    job #${f.jobId} ${f.path}: ${f.message}`);
+    for (const f of s.failures) out(`    job #${f.jobId} ${printable(f.path)}: ${printable(f.message)}`);
   } else out('  failures  0');
   if (s.manifest.state === 'completed') out(`  manifest  ${plural(s.manifest.entries, 'entry', 'entries')} written to ${s.manifest.file}`);
   else out(`  manifest  job #${s.manifest.jobId} ${s.manifest.state} after ${plural(s.manifest.entries, 'entry', 'entries')}; partial entries in ${s.manifest.jsonl}`);

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { jobId, withBaton, withDatabase } from '../options.js';
-import { out, printJson } from '../output.js';
+import { out, printable, printJson } from '../output.js';
 
 /** `baton retry ID`: a failed or cancelled job runs again (attempts start over; its errors are kept). */
 export function retryCommand(): Command {
@@ -11,6 +11,6 @@ export function retryCommand(): Command {
     .action(async (id: number, flags: { database?: string; json?: boolean }) => {
       const job = await withBaton({ database: flags.database }, (baton) => baton.retry(id));
       if (flags.json) printJson(job);
-      else out(`job ${id} queued again (${job.task} on queue ${job.queue})`);
+      else out(`job ${id} queued again (${printable(job.task)} on queue ${printable(job.queue)})`);
     });
 }

@@ -5,7 +5,7 @@ import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
 import { loadWorkerModule } from '../load-tasks.js';
 import { collect, integer, milliseconds, openBaton, withDatabase } from '../options.js';
-import { err, out, plural } from '../output.js';
+import { err, out, plural, printable, printJsonLine } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
 interface WorkerFlags {
@@ -80,7 +80,7 @@ export function workerCommand(): Command {
           worker.on(name, (payload) => {
             const p = payload as { job: { id: number; task: string; attempt: number }; message?: string; reason?: unknown; retryAt?: Date | null; abandoned?: boolean };
             const reason = p.reason instanceof Error ? (p.reason as { code?: string }).code ?? p.reason.message : p.reason;
-            out(JSON.stringify({ event: name, jobId: p.job.id, task: p.job.task, attempt: p.job.attempt, ...(p.message ? { message: p.message } : {}), ...(reason !== undefined ? { reason } : {}), ...(p.retryAt !== undefined ? { retryAt: p.retryAt } : {}), ...(p.abandoned ? { abandoned: true } : {}) }));
+            printJsonLine({ event: name, jobId: p.job.id, task: p.job.task, attempt: p.job.attempt, ...(p.message ? { message: p.message } : {}), ...(reason !== undefined ? { reason } : {}), ...(p.retryAt !== undefined ? { retryAt: p.retryAt } : {}), ...(p.abandoned ? { abandoned: true } : {}) });
           });
         }
       }
@@ -95,18 +95,18 @@ export function workerCommand(): Command {
       const stopped = new Promise<void>((resolve) => {
         onShutdownSignals({
           first: (signal) => {
-            if (flags.json) out(JSON.stringify({ event: 'worker:stopping', signal }));
+            if (flags.json) printJsonLine({ event: 'worker:stopping', signal });
             else err(`${signal}: stopping gracefully (drain, then release); send it again to release at once`);
             void worker.stop().then(async (summary) => {
               await http?.close();
               await baton.close();
-              if (flags.json) out(JSON.stringify({ event: 'worker:stopped', ...summary }));
+              if (flags.json) printJsonLine({ event: 'worker:stopped', ...summary });
               else out(`worker stopped: ${stopSummaryText(summary, releasedAbandoned)}`);
               resolve();
             });
           },
           again: (signal, count) => {
-            if (flags.json) out(JSON.stringify({ event: 'worker:stop-now', signal }));
+            if (flags.json) printJsonLine({ event: 'worker:stop-now', signal });
             else if (count === 2) err(`${signal}: second signal: skipping the drain, releasing running jobs now`);
             else err(`${signal}: already releasing running jobs`);
             void worker.stop({ now: true });
@@ -125,12 +125,12 @@ export function workerCommand(): Command {
           await baton.close();
           throw error;
         }
-        if (flags.json) out(JSON.stringify({ event: 'http:listening', url: http.url }));
+        if (flags.json) printJsonLine({ event: 'http:listening', url: http.url });
         else out(`serving the API and dashboard at ${http.url}`);
       }
       const o = worker.options;
-      if (flags.json) out(JSON.stringify({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency }));
-      else out(`worker ${worker.id} running ${tasks.map((t) => t.name).join(', ')} from ${o.queues.join(', ')} (concurrency ${o.concurrency}); Ctrl-C to stop`);
+      if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency });
+      else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}); Ctrl-C to stop`);
       await stopped;
       process.exitCode = 0;
       exitWhenIdle();
