@@ -6,7 +6,7 @@ import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.
 import { retry } from './client/retry.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
-import { ConfigError } from './errors.js';
+import { BatonError, StoreError, describeError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
 import type { ClientEvents } from './client/events.js';
@@ -14,7 +14,7 @@ import { TypedEmitter } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
 import { ClockSync } from './store/clock-sync.js';
 import { instrumentStore, type StoreObserver } from './store/instrumented.js';
-import { openStore } from './store/open.js';
+import { openStore, redact } from './store/open.js';
 import type { QueueCount, Store } from './store/store.js';
 import { Worker } from './worker/worker.js';
 import { hostname } from 'node:os';
@@ -98,21 +98,26 @@ export interface Baton {
  * factory. One per process is typical; every process sharing the database sees
  * the same jobs.
  * @throws ConfigError for bad options or an unsupported URL; StoreError when the database cannot be opened
+ *   (a file that is not a database, unreadable…) or, with `readOnly`, its schema lacks a migration
  */
 export async function createBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
   const o = resolveBatonOptions(options);
   const logger = options.logger ?? createLogger();
   let raw: Store;
   try {
-    raw = o.store ?? await openStore(o.database, (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'));
+    raw = o.store ?? await openStore(o.database, {
+      readOnly: o.readOnly,
+      onError: (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'),
+    });
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`cannot open database ${o.database}: ${(error as Error).message}`);
+    if (error instanceof BatonError) throw error; // ConfigError: a bad URL, a driver not installed
+    // The database refused (not a database, unreadable, missing for a reader): a store error, not a configuration one.
+    throw new StoreError('open', error, `cannot open database ${redact(o.database)}: ${describeError(error)}`);
   }
   const store = instrumentStore(raw, logger.child({ component: 'store' }), observer);
-  if (o.migrate) {
+  if (o.readOnly || o.migrate) {
     try {
-      await store.migrate();
+      await (o.readOnly ? store.schemaCheck() : store.migrate());
     } catch (error) {
       await store.close().catch(() => undefined);
       throw error;

@@ -19,6 +19,16 @@ export interface BatonOptions {
   payloadLimit?: number;
   /** Run migrations when opening. @defaultValue true */
   migrate?: boolean;
+  /**
+   * Open for reading only (what the CLI's `jobs`, `job`, `schedules` and `services`
+   * do): nothing is migrated or written at open, so reading needs no write access —
+   * SQLite opens the file read-only (it must exist; a file or directory without
+   * write permission is fine), PostgreSQL needs only USAGE on the schema and SELECT.
+   * A schema missing a migration this code needs is refused (StoreError: run
+   * `baton migrate` first) instead of migrated; a write (enqueue, cancel, a worker)
+   * fails with StoreError. Overrides `migrate`. @defaultValue false
+   */
+  readOnly?: boolean;
   /** @defaultValue pino on stderr, level from BATON_LOG_LEVEL, else 'info' */
   logger?: Logger;
   /**
@@ -36,6 +46,7 @@ const schema = z.object({
   tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).optional(),
   payloadLimit: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
   migrate: z.boolean().optional(),
+  readOnly: z.boolean().optional(),
   logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
 });
@@ -52,5 +63,6 @@ export function resolveBatonOptions(options: BatonOptions) {
     tasks: o.tasks ?? [],
     payloadLimit: o.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
     migrate: o.migrate ?? true,
+    readOnly: o.readOnly ?? false,
   };
 }

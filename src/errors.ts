@@ -132,8 +132,9 @@ brand(ConfigError, 'ConfigError');
 /** The database could not be reached or refused a statement. `op` names the Store method. */
 export class StoreError extends BatonError {
   readonly op: string;
-  constructor(op: string, cause: unknown) {
-    super('store', `store operation ${op} failed: ${describeError(cause)}`, { cause });
+  /** @param message - @defaultValue `store operation <op> failed: <cause>` */
+  constructor(op: string, cause: unknown, message = `store operation ${op} failed: ${describeError(cause)}`) {
+    super('store', message, { cause });
     this.op = op;
   }
 }

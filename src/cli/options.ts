@@ -107,17 +107,20 @@ export function withDatabase(command: Command): Command {
 /**
  * Opens a Baton for one command. Logs go to stderr at `BATON_LOG_LEVEL`, else
  * `defaultLevel` (client commands keep quiet unless something goes wrong).
+ * `readOnly`: commands that only read (jobs, job, schedules, services) need no
+ * write access and never migrate (see BatonOptions.readOnly).
  */
-export function openBaton(options: { database?: string; tasks?: AnyTask[] }, defaultLevel = 'warn'): Promise<Baton> {
+export function openBaton(options: { database?: string; tasks?: AnyTask[]; readOnly?: boolean }, defaultLevel = 'warn'): Promise<Baton> {
   return createBaton({
     ...(options.database ? { database: options.database } : {}),
     ...(options.tasks ? { tasks: options.tasks } : {}),
+    ...(options.readOnly ? { readOnly: true } : {}),
     logger: createLogger({ level: process.env.BATON_LOG_LEVEL || defaultLevel }),
   });
 }
 
 /** Runs `fn` with a Baton and closes it afterwards, whatever happens. */
-export async function withBaton<T>(options: { database?: string; tasks?: AnyTask[] }, fn: (baton: Baton) => Promise<T>): Promise<T> {
+export async function withBaton<T>(options: { database?: string; tasks?: AnyTask[]; readOnly?: boolean }, fn: (baton: Baton) => Promise<T>): Promise<T> {
   const baton = await openBaton(options);
   try {
     return await fn(baton);

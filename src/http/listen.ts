@@ -15,6 +15,18 @@ export function tokensFromEnv(options: { readToken?: string | undefined; adminTo
 }
 
 /**
+ * Refuses a non-loopback host when no token is configured: an open API on the
+ * network would let anyone enqueue and cancel jobs. Callers check it before they
+ * open anything (`baton serve` before the database), {@link listen} again.
+ * @throws ConfigError naming the host and how to set a token
+ */
+export function refuseOpenNetwork(host: string, tokens: { readToken?: string; adminToken?: string }): void {
+  if (!tokens.readToken && !tokens.adminToken && !isLoopback(host)) {
+    throw new ConfigError(`refusing to serve on ${host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access) or --admin-token, or listen on 127.0.0.1`);
+  }
+}
+
+/**
  * Listens with `fetch` on host:port (Node http through @hono/node-server).
  * Refuses a non-loopback host when no token is configured: an open API on the
  * network would let anyone enqueue and cancel jobs.
@@ -25,9 +37,7 @@ export async function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   options: { host: string; port: number; tokens: { readToken?: string; adminToken?: string } },
 ): Promise<{ url: string; close(): Promise<void> }> {
-  if (!options.tokens.readToken && !options.tokens.adminToken && !isLoopback(options.host)) {
-    throw new ConfigError(`refusing to serve on ${options.host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access) or --admin-token, or listen on 127.0.0.1`);
-  }
+  refuseOpenNetwork(options.host, options.tokens);
   const server = serve({ fetch, port: options.port, hostname: options.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());

@@ -31,6 +31,7 @@ export abstract class DriverStore<C> implements Store {
 
   abstract clockSync(): Promise<ClockReading>;
   abstract migrate(): Promise<void>;
+  abstract schemaCheck(): Promise<void>;
   abstract watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void;
   abstract close(): Promise<void>;
 

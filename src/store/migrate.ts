@@ -33,6 +33,34 @@ export interface MigrationTransaction {
   record(migration: Migration): Promise<void>;
 }
 
+/** Refuses a schema holding a breaking version newer than `migrations` knows. */
+function refuseNewer(migrations: readonly Migration[], where: string, applied: readonly AppliedMigration[]): void {
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  const newer = applied.filter((m) => m.version > known && m.breaking).sort((a, b) => a.version - b.version);
+  if (newer.length > 0) {
+    const latest = newer.at(-1)!;
+    throw new ConfigError(`database ${where} is at version ${latest.version} (${latest.name}), newer than this Baton knows (${known}); upgrade baton-jobs`);
+  }
+}
+
+/**
+ * What a read-only opener checks instead of migrating (both drivers share it): the
+ * schema holds every migration of `migrations`, and no breaking version newer than
+ * them.
+ * @param applied - the ledger's rows; [] when the ledger does not exist
+ * @param where - names the database in the refusal, e.g. `schema "baton"`
+ * @throws ConfigError when the schema is newer (breaking) than this code
+ * @throws Error (StoreError through the instrumented store) naming the missing versions
+ */
+export function checkSchema(migrations: readonly Migration[], where: string, applied: readonly AppliedMigration[]): void {
+  refuseNewer(migrations, where, applied);
+  const done = new Set(applied.map((m) => m.version));
+  const missing = migrations.filter((m) => !done.has(m.version)).sort((a, b) => a.version - b.version);
+  if (missing.length === 0) return;
+  const state = applied.length === 0 ? 'has no Baton schema' : `lacks migration ${missing.map((m) => `${m.version} (${m.name})`).join(', ')}`;
+  throw new Error(`database ${where} ${state}; a read-only opener does not migrate: run \`baton migrate\` (or start a worker) with write access first`);
+}
+
 /**
  * The ledger logic both drivers share: inside `transaction` (which the driver runs
  * as one transaction holding its migration lock, so that concurrent openers apply
@@ -53,16 +81,9 @@ export async function runMigrations(
   for (const [i, m] of ordered.entries()) {
     if (i > 0 && ordered[i - 1]!.version === m.version) throw new ConfigError(`two migrations have version ${m.version}`);
   }
-  const known = ordered.at(-1)?.version ?? 0;
   await transaction(async (tx) => {
     const applied = await tx.applied();
-    const newer = applied.filter((m) => m.version > known && m.breaking).sort((a, b) => a.version - b.version);
-    if (newer.length > 0) {
-      const latest = newer.at(-1)!;
-      throw new ConfigError(
-        `database ${where} is at version ${latest.version} (${latest.name}), newer than this Baton knows (${known}); upgrade baton-jobs`,
-      );
-    }
+    refuseNewer(ordered, where, applied);
     const done = new Set(applied.map((m) => m.version));
     for (const migration of ordered) {
       if (done.has(migration.version)) continue;

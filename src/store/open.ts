@@ -16,15 +16,19 @@ export function defaultDatabaseUrl(): string {
  * Each driver module is imported on first use, so the application installs only
  * the database package it uses (optional peer dependencies).
  *
- * @param onError - receives connection errors a driver survives (Postgres idle/LISTEN connections)
+ * @param options.onError - receives connection errors a driver survives (Postgres idle/LISTEN connections)
+ * @param options.readOnly - SQLite: open the file read-only (it must exist; see
+ *   SqliteStoreOptions.readOnly). PostgreSQL opens the same either way: reading
+ *   needs no more than SELECT, as long as the opener calls `schemaCheck`, not `migrate`.
  * @throws ConfigError for an unknown or malformed URL, or when the driver's package
- *   (better-sqlite3, pg) is not installed
+ *   (better-sqlite3, pg) is not installed; the driver's error when the file cannot be opened
  */
-export async function openStore(url: string, onError?: (error: unknown, where: string) => void): Promise<Store> {
+export async function openStore(url: string, options: { onError?: (error: unknown, where: string) => void; readOnly?: boolean } = {}): Promise<Store> {
+  const { onError, readOnly = false } = options;
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
   if (sqlite) {
     const { SqliteStore } = await importPeer('better-sqlite3', () => import('./sqlite/store.js'));
-    return new SqliteStore(sqlite[1]!);
+    return new SqliteStore(sqlite[1]!, { readOnly });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     let parsed: URL;

@@ -55,6 +55,15 @@ export interface Store {
   migrate(): Promise<void>;
 
   /**
+   * Checks, without writing, that the schema holds every migration this code has
+   * and no breaking one newer than it knows: what a read-only opener does instead
+   * of {@link Store.migrate}.
+   * @throws ConfigError when the database holds a breaking migration newer than this code knows
+   * @throws StoreError when a migration this code needs is missing (run `migrate` first), or the database cannot be read
+   */
+  schemaCheck(): Promise<void>;
+
+  /**
    * Inserts jobs in one transaction, in order, all or none. A job with a `key`
    * for which a queued or running job exists is not inserted; that job is returned
    * (created: false), also when two inserters race for one key (exactly one creates).
@@ -301,7 +310,7 @@ export interface Store {
 }
 
 /** The name of every operation of a {@link Store} that takes a params object. */
-export type StoreOperation = Exclude<keyof Store, 'driver' | 'clock' | 'clockSync' | 'migrate' | 'watchChanges' | 'close'>;
+export type StoreOperation = Exclude<keyof Store, 'driver' | 'clock' | 'clockSync' | 'migrate' | 'schemaCheck' | 'watchChanges' | 'close'>;
 
 /** The params object of a store operation, e.g. `StoreParams<'jobClaim'>`. */
 export type StoreParams<K extends StoreOperation> = Parameters<Store[K]>[0];

@@ -9,7 +9,7 @@ export function jobCommand(): Command {
     .argument('<id>', 'job id', jobId)
     .option('--json', 'print the job as JSON')
     .action(async (id: number, flags: { database?: string; json?: boolean }) => {
-      const job = await withBaton({ database: flags.database }, (baton) => baton.getJob(id));
+      const job = await withBaton({ database: flags.database, readOnly: true }, (baton) => baton.getJob(id));
       if (flags.json) printJson(job);
       else out(jobDetail(job));
     });

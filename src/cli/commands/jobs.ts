@@ -22,7 +22,7 @@ export function jobsCommand(): Command {
     .option('--limit <n>', 'at most this many (1..1000)', integer(1, 1000), 50)
     .option('--json', 'print a JSON array of jobs')
     .action(async (flags: JobsFlags) => {
-      const jobs = await withBaton({ database: flags.database }, (baton) =>
+      const jobs = await withBaton({ database: flags.database, readOnly: true }, (baton) =>
         baton.listJobs({
           limit: flags.limit,
           ...(flags.state ? { state: flags.state } : {}),

@@ -3,7 +3,7 @@ import { defaultDatabaseUrl, redact } from '../../store/open.js';
 import { withBaton, withDatabase } from '../options.js';
 import { out } from '../output.js';
 
-/** `baton migrate`: applies pending schema migrations (every command also does on open). */
+/** `baton migrate`: applies pending schema migrations (every command that writes also does on open; reading ones never do). */
 export function migrateCommand(): Command {
   return withDatabase(new Command('migrate'))
     .description('apply pending database migrations')

@@ -14,7 +14,7 @@ export function schedulesCommand(): Command {
     .description('list recurring schedules')
     .option('--json', 'print a JSON array of schedules')
     .action(async (flags: { database?: string; json?: boolean }) => {
-      const schedules = await withBaton({ database: flags.database }, (baton) => baton.schedules.list());
+      const schedules = await withBaton({ database: flags.database, readOnly: true }, (baton) => baton.schedules.list());
       if (flags.json) printJson(schedules);
       else if (schedules.length === 0) out('no schedules');
       else

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { createHttpApp } from '../../http/app.js';
-import { listen, tokensFromEnv } from '../../http/listen.js';
+import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import { loadWorkerModule } from '../load-tasks.js';
 import { integer, openBaton, withDatabase } from '../options.js';
 import { err, out } from '../output.js';
@@ -32,6 +32,7 @@ export function serveCommand(): Command {
     .action(async (flags: ServeFlags) => {
       const tasks = flags.tasks ? (await loadWorkerModule(flags.tasks)).tasks : undefined;
       const tokens = tokensFromEnv({ readToken: flags.readToken, adminToken: flags.adminToken });
+      refuseOpenNetwork(flags.host, tokens); // before the database is created or migrated
       const baton = await openBaton({ database: flags.database, ...(tasks ? { tasks } : {}) }, 'info');
       const app = createHttpApp(baton, { ...tokens, ...(tasks ? { tasks } : {}) });
       let server;

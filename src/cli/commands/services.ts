@@ -10,7 +10,7 @@ export function servicesCommand(): Command {
     .description('list scheduled services')
     .option('--json', 'print a JSON array of services')
     .action(async (flags: { database?: string; json?: boolean }) => {
-      const services = await withBaton({ database: flags.database }, (baton) => baton.services.list());
+      const services = await withBaton({ database: flags.database, readOnly: true }, (baton) => baton.services.list());
       if (flags.json) printJson(services);
       else if (services.length === 0) out('no services');
       else

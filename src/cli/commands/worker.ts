@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { createHttpApp } from '../../http/app.js';
-import { listen, tokensFromEnv } from '../../http/listen.js';
+import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
 import { loadWorkerModule } from '../load-tasks.js';
@@ -59,6 +59,8 @@ export function workerCommand(): Command {
     .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
+      // Before the database is created or migrated (and the worker started).
+      if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokensFromEnv({}));
       const baton = await openBaton({ database: flags.database, tasks }, 'info');
       const options: WorkerOptions = { tasks, schedules, services, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;

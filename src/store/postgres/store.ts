@@ -2,7 +2,7 @@ import pg from 'pg';
 import { systemClock, type Clock } from '../../clock.js';
 import { ConfigError } from '../../errors.js';
 import { DriverStore, type Operations } from '../driver-store.js';
-import { runMigrations, type Migration } from '../migrate.js';
+import { checkSchema, runMigrations, type Migration } from '../migrate.js';
 import type { ClockReading, StoreChange } from '../store.js';
 import type { PgContext } from './context.js';
 import * as jobLeases from './job-leases.js';
@@ -126,6 +126,16 @@ export class PostgresStore extends DriverStore<PgContext> {
       const rows = (await this.#pool.query<{ ms: number }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms')).rows;
       return rows[0]!.ms;
     });
+  }
+
+  /** Reads the ledger only: a role with USAGE on the schema and SELECT on its tables is enough. */
+  async schemaCheck(): Promise<void> {
+    const q = `"${this.schema}"`;
+    const { rows } = await this.#pool.query<{ ledger: string | null }>('SELECT to_regclass($1) AS ledger', [`${q}.baton_migrations`]);
+    const applied = rows[0]?.ledger
+      ? (await this.#pool.query<{ version: number; name: string; breaking: boolean }>(`SELECT version, name, breaking FROM ${q}.baton_migrations`)).rows
+      : [];
+    checkSchema(this.#migrations, `schema "${this.schema}"`, applied);
   }
 
   async migrate(): Promise<void> {

@@ -1,7 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../clock.js';
 import { DriverStore, type Operations } from '../driver-store.js';
-import { runMigrations, type AppliedMigration, type Migration } from '../migrate.js';
+import { checkSchema, runMigrations, type AppliedMigration, type Migration } from '../migrate.js';
 import type { ClockReading, StoreChange } from '../store.js';
 import type { SqliteContext } from './context.js';
 import * as jobLeases from './job-leases.js';
@@ -25,6 +26,13 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
+  /**
+   * Open the file for reading only: it must exist, nothing is written (no WAL
+   * switch, no migration: {@link SqliteStore.schemaCheck} instead), and a write
+   * fails with SQLITE_READONLY. Works on a file without write permission; in a
+   * directory without it too (see {@link openReadOnly}). @defaultValue false
+   */
+  readOnly?: boolean;
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
@@ -43,6 +51,8 @@ export class SqliteStore extends DriverStore<SqliteContext> {
   readonly #db: Database.Database;
   readonly #migrations: Migration[];
   readonly #busyTimeoutMs: number;
+  /** Names the file in messages (a read-only snapshot's own name is ":memory:"). */
+  readonly #where: string;
 
   /**
    * @param filename - path of the database file (created when missing), or ":memory:"
@@ -50,11 +60,16 @@ export class SqliteStore extends DriverStore<SqliteContext> {
    */
   constructor(filename: string, options: SqliteStoreOptions = {}) {
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    // Opening waits for the lock synchronously (once, at start: switching a new file to
-    // WAL needs it); afterwards a statement gives up within a few ms and busy.ts retries.
-    const db = new Database(filename, { timeout: busyTimeoutMs });
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    let db: Database.Database;
+    if (options.readOnly) {
+      db = openReadOnly(filename, busyTimeoutMs);
+    } else {
+      // Opening waits for the lock synchronously (once, at start: switching a new file to
+      // WAL needs it); afterwards a statement gives up within a few ms and busy.ts retries.
+      db = new Database(filename, { timeout: busyTimeoutMs });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
     db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`);
     const statements = new Map<string, Database.Statement>();
     super(
@@ -71,6 +86,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
       operations,
     );
     this.#db = db;
+    this.#where = `file ${JSON.stringify(filename)}`;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#migrations = options.migrations ?? sqliteMigrations;
   }
@@ -81,7 +97,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
 
   async migrate(): Promise<void> {
     const db = this.#db;
-    await whenUnlocked(() => runMigrations(this.#migrations, `file ${JSON.stringify(db.name)}`, async (fn) => {
+    await whenUnlocked(() => runMigrations(this.#migrations, this.#where, async (fn) => {
       db.exec('BEGIN IMMEDIATE'); // the write lock: one migrator at a time across processes
       try {
         const value = await fn({
@@ -107,6 +123,13 @@ export class SqliteStore extends DriverStore<SqliteContext> {
     }), this.#busyTimeoutMs);
   }
 
+  async schemaCheck(): Promise<void> {
+    const db = this.#db;
+    const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baton_migrations'").get();
+    const rows = ledger ? (db.prepare('SELECT version, name, breaking FROM baton_migrations').all() as Array<{ version: number; name: string; breaking: number }>) : [];
+    checkSchema(this.#migrations, this.#where, rows.map((r) => ({ ...r, breaking: r.breaking === 1 })));
+  }
+
   watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void {
     return watchChanges(this.#db, params);
   }
@@ -114,4 +137,37 @@ export class SqliteStore extends DriverStore<SqliteContext> {
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
   }
+}
+
+/**
+ * Opens `filename` read-only (better-sqlite3 `readonly`, the file must exist). A
+ * WAL-mode file is read through its `-shm` index, which SQLite creates beside it
+ * when missing; in a directory the process cannot write (a read-only mount, a
+ * copy owned by another user) it cannot, and the read fails (SQLITE_READONLY_DIRECTORY).
+ * Then, when no `-wal` file exists (so the main file holds every committed
+ * transaction), the file is read into memory and opened from there: a snapshot,
+ * read-only too. A `-wal` appearing meanwhile means a writer is at work: refused.
+ * @throws Error naming the file when it does not exist or cannot be read
+ */
+function openReadOnly(filename: string, busyTimeoutMs: number): Database.Database {
+  if (filename !== ':memory:' && !existsSync(filename)) {
+    throw new Error(`the file does not exist; reading does not create one (a worker, \`baton migrate\` or an enqueue does)`);
+  }
+  const db = new Database(filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  try {
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  } catch (error) {
+    db.close();
+    const code = (error as { code?: unknown }).code;
+    if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${filename}-wal`)) throw error;
+  }
+  const image = readFileSync(filename);
+  if (existsSync(`${filename}-wal`)) throw new Error(`${filename} is being written by another process and its directory is not writable, so it cannot be read consistently; retry, or read it with write access to its directory`);
+  // Bytes 18-19: the file format's write and read versions, 2 in WAL mode. An image in
+  // memory has no -shm to index a WAL: mark it a rollback-journal database.
+  if (image.length >= 20 && image[18] === 2) image[18] = image[19] = 1;
+  const snapshot = new Database(image, { readonly: true });
+  snapshot.prepare('SELECT count(*) FROM sqlite_master').get();
+  return snapshot;
 }

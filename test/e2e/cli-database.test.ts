@@ -1,0 +1,89 @@
+/**
+ * What the CLI does to the database before it knows it may: nothing. `baton serve`
+ * refusing an open network API creates no database; reading commands migrate
+ * nothing (a schema behind the code is refused, not upgraded) and, on PostgreSQL,
+ * need no more than SELECT.
+ */
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openBaton, postgresUrl, tempDatabase, testDriver } from '../helpers/db.js';
+import { rawQuery } from '../helpers/raw.js';
+import { runCli } from '../helpers/cli.js';
+
+const oneLine = (stderr: string) => {
+  const lines = stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+};
+
+/** Whether the test database exists at all: the SQLite file, or the PostgreSQL schema. */
+async function databaseExists(db: ReturnType<typeof tempDatabase>): Promise<boolean> {
+  if (db.driver === 'sqlite') return existsSync(db.path);
+  const schema = new URL(db.url).searchParams.get('schema')!;
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    return (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('CLI and the database', () => {
+  it('serve --host 0.0.0.0 without a token refuses before it creates or migrates the database', async () => {
+    const db = tempDatabase();
+    const run = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--database', db.url], {
+      env: { BATON_ADMIN_TOKEN: '', BATON_API_TOKEN: '' },
+    });
+    expect(run.code).toBe(2);
+    expect(oneLine(run.stderr)).toMatch(/^baton: refusing to serve on 0\.0\.0\.0 without a token/);
+    expect(await databaseExists(db)).toBe(false);
+  });
+
+  it('jobs, job, schedules and services do not migrate: a schema missing a migration is refused (exit 1, one line), and stays as it was', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const job = await baton.enqueue('plain', null);
+    await baton.close();
+    const [last] = await rawQuery<{ version: number }>(db, 'SELECT max(version) AS version FROM baton_migrations');
+    await rawQuery(db, 'DELETE FROM baton_migrations WHERE version = ?', [last!.version]);
+
+    const runs = await Promise.all([['jobs'], ['job', String(job.id)], ['schedules'], ['services']].map((args) => runCli([...args, '--database', db.url])));
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(1);
+      expect(oneLine(run.stderr)).toMatch(new RegExp(`^baton: .*lacks migration ${last!.version} .*run \`baton migrate\``));
+    }
+    expect(await rawQuery(db, 'SELECT version FROM baton_migrations WHERE version = ?', [last!.version])).toEqual([]);
+  });
+
+  it.skipIf(testDriver !== 'postgres')('PostgreSQL: a role with only USAGE on the schema and SELECT on its tables can run jobs, job, schedules and services', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const job = await baton.enqueue('plain', { n: 1 });
+    await baton.close();
+    const schema = new URL(db.url).searchParams.get('schema')!;
+    const role = `baton_reader_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      const url = new URL(db.url);
+      url.username = role;
+      const runs = await Promise.all([['jobs', '--json'], ['job', String(job.id), '--json'], ['schedules', '--json'], ['services', '--json']].map((args) => runCli([...args, '--database', url.toString()])));
+      for (const run of runs) expect(run.code, run.stderr).toBe(0);
+      expect((JSON.parse(runs[0]!.stdout) as Array<{ id: number }>).map((j) => j.id)).toEqual([job.id]);
+      expect(JSON.parse(runs[1]!.stdout)).toMatchObject({ id: job.id, task: 'plain', payload: { n: 1 } });
+      // The role really cannot write: enqueue is refused by the server.
+      const enqueue = await runCli(['enqueue', 'plain', '--database', url.toString()]);
+      expect(enqueue.code).toBe(1);
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+});
