@@ -69,6 +69,29 @@ describe('CLI output of hostile job text', () => {
     expect((JSON.parse(listJson.stdout) as Array<{ id: number }>).map((j) => j.id)).toEqual([id]);
   });
 
+  it('schedules and services show a hostile name, task, holder and last error escaped', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    await baton.schedule('nightly', { task: 'plain', cron: '0 3 * * *' });
+    await baton.store.serviceEnsure({ name: 'sync', now: Date.now() });
+    await baton.close();
+    await rawQuery(db, 'UPDATE schedules SET name = ?, task = ?', [`night${CLEAR}`, `t${TITLE}`]);
+    await rawQuery(db, 'UPDATE services SET name = ?, last_error = ?, failures = 1', [`svc${RLO}`, `down\r\n${CSI_C1}x`]);
+    const [schedules, services, schedulesJson] = await Promise.all([
+      runCli(['schedules', '--database', db.url]),
+      runCli(['services', '--database', db.url]),
+      runCli(['schedules', '--json', '--database', db.url]),
+    ]);
+    for (const run of [schedules, services, schedulesJson]) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).not.toMatch(RAW_CONTROL);
+    }
+    expect(schedules.stdout).toMatch(/^night\\x1b\[2J\s+.*t\\x1b\]0;pwned\\x07/m);
+    expect(services.stdout).toMatch(/^svc\\u202e\s+.*down\\x0d\\x0a\\x9b31mx \(1x\)/m);
+    expect(services.stdout.trim().split('\n')).toHaveLength(2);
+    expect((JSON.parse(schedulesJson.stdout) as Array<{ name: string }>)[0]!.name).toBe(`night${CLEAR}`);
+  });
+
   it('an error message quoting hostile text is one escaped line on stderr', async () => {
     const db = tempDatabase();
     const baton = await openBaton({ database: db.url });

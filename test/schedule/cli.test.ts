@@ -31,8 +31,9 @@ describe('CLI: schedules and services', () => {
     const db = tempDatabase();
     const env = { BATON_DATABASE_URL: db.url };
     const tasksFile = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
-    // Migrate first, so the refusals below do not race each other to create the schema.
-    expect(await scheduleNames(env)).toEqual([]);
+    // Migrate first, so the refusals below do not race each other to create the schema
+    // (`schedules` only reads: it creates nothing).
+    expect((await runCli(['migrate'], { env })).code).toBe(0);
     const [bad, both, tooFast, never, unknown, invalid] = await Promise.all([
       runCli(['schedule', 'add', 'broken', '--cron', '99 * * * *', '--task', 'report'], { env }),
       runCli(['schedule', 'add', 'x', '--cron', '* * * * *', '--every', '1000', '--task', 'report'], { env }),
