@@ -16,7 +16,7 @@ export type { StoreFactory } from './harness.js';
  *
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
- * leases), schedules-services.ts, workers.ts (migrate, worker registry, clock,
+ * leases), schedules-services.ts, workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close).
  */
 export function describeStore(name: string, factory: StoreFactory): void {

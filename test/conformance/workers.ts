@@ -107,6 +107,19 @@ export function workerTests(h: Harness): void {
     });
   });
 
+  describe('schemaCheck', () => {
+    it('refuses a database without the schema and creates nothing; passes once migrated', async () => {
+      const db = h.fresh();
+      const reader = await db.open();
+      await expect(reader.schemaCheck()).rejects.toThrow(/has no Baton schema.*baton migrate/);
+      await expect(reader.schemaCheck()).rejects.toThrow(/has no Baton schema/);
+      const writer = await db.open();
+      await writer.migrate();
+      await reader.schemaCheck();
+      await writer.schemaCheck();
+    });
+  });
+
   describe('clock, clockSync', () => {
     it("clockSync measures the database's offset; clock.now() is this host's time plus that offset", async () => {
       const { store } = await h.setup();
