@@ -17,9 +17,10 @@ export function defaultDatabaseUrl(): string {
  * the database package it uses (optional peer dependencies).
  *
  * @param options.onError - receives connection errors a driver survives (Postgres idle/LISTEN connections)
- * @param options.readOnly - SQLite: open the file read-only (it must exist; see
- *   SqliteStoreOptions.readOnly). PostgreSQL opens the same either way: reading
- *   needs no more than SELECT, as long as the opener calls `schemaCheck`, not `migrate`.
+ * @param options.readOnly - open for reading only (the opener then calls
+ *   `schemaCheck`, not `migrate`): SQLite opens the file read-only (it must exist;
+ *   see SqliteStoreOptions.readOnly); PostgreSQL's connections refuse writes
+ *   (default_transaction_read_only), and a role with SELECT only is enough.
  * @throws ConfigError for an unknown or malformed URL, or when the driver's package
  *   (better-sqlite3, pg) is not installed; the driver's error when the file cannot be opened
  */
@@ -41,7 +42,7 @@ export async function openStore(url: string, options: { onError?: (error: unknow
     if (schema === '') throw new ConfigError(`database URL ${JSON.stringify(redact(url))}: ?schema= is empty; name a schema or leave the parameter out (default "baton")`);
     parsed.searchParams.delete('schema');
     const { PostgresStore } = await importPeer('pg', () => import('./postgres/store.js'));
-    return new PostgresStore(parsed.toString(), { ...(schema ? { schema } : {}), ...(onError ? { onError } : {}) });
+    return new PostgresStore(parsed.toString(), { ...(schema ? { schema } : {}), ...(onError ? { onError } : {}), ...(readOnly ? { readOnly } : {}) });
   }
   throw new ConfigError(`database URL ${JSON.stringify(redact(url))} is not supported: use sqlite:PATH or postgres://…`);
 }

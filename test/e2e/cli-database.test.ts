@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { StoreError } from 'baton-jobs';
 import { openBaton, postgresUrl, tempDatabase, testDriver } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
 import { runCli } from '../helpers/cli.js';
@@ -56,6 +57,21 @@ describe('CLI and the database', () => {
       expect(oneLine(run.stderr)).toMatch(new RegExp(`^baton: .*lacks migration ${last!.version} .*run \`baton migrate\``));
     }
     expect(await rawQuery(db, 'SELECT version FROM baton_migrations WHERE version = ?', [last!.version])).toEqual([]);
+  });
+
+  it('createBaton({ readOnly }) reads, refuses every write with StoreError, and writes nothing', async () => {
+    const db = tempDatabase();
+    const writer = await openBaton({ database: db.url });
+    const job = await writer.enqueue('plain', { n: 2 });
+    await writer.close();
+    const reader = await openBaton({ database: db.url, readOnly: true });
+    expect((await reader.listJobs()).map((j) => j.id)).toEqual([job.id]);
+    expect(await reader.getJob(job.id)).toMatchObject({ id: job.id, state: 'queued' });
+    await expect(reader.enqueue('plain', null)).rejects.toBeInstanceOf(StoreError);
+    await expect(reader.cancel(job.id)).rejects.toBeInstanceOf(StoreError);
+    await reader.close();
+    const check = await openBaton({ database: db.url });
+    expect((await check.listJobs()).map((j) => [j.id, j.state])).toEqual([[job.id, 'queued']]);
   });
 
   it.skipIf(testDriver !== 'postgres')('PostgreSQL: a role with only USAGE on the schema and SELECT on its tables can run jobs, job, schedules and services', async () => {

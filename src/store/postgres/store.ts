@@ -27,6 +27,12 @@ export interface PostgresStoreOptions {
   hotPoolSize?: number;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
+  /**
+   * Every connection runs with `default_transaction_read_only` on: a write fails
+   * (StoreError), whatever the role may do. The opener calls
+   * {@link PostgresStore.schemaCheck}, not `migrate`. @defaultValue false
+   */
+  readOnly?: boolean;
   /** Called with errors of idle pool connections and of the LISTEN connection (they never throw). */
   onError?: (error: unknown, where: string) => void;
   /**
@@ -71,12 +77,13 @@ export class PostgresStore extends DriverStore<PgContext> {
     if (!SCHEMA_NAME.test(schema)) {
       throw new ConfigError(`schema name ${JSON.stringify(schema)} is invalid: use lowercase letters, digits and _ (at most 63)`);
     }
-    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: 'baton' });
+    const readOnly = options.readOnly ? ' -c default_transaction_read_only=on' : '';
+    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: 'baton', ...(readOnly ? { options: readOnly.trim() } : {}) });
     // Claims, completions and lease renewals commit without waiting for the WAL flush
     // (synchronous_commit off): a crash of the database server itself may forget the
     // last few milliseconds of them, and those jobs simply run again (at-least-once,
     // as after any crash). Enqueues, failures, cancels and checkpoints stay durable.
-    const hotPool = new pg.Pool({ connectionString, max: options.hotPoolSize ?? 4, application_name: 'baton', options: '-c synchronous_commit=off' });
+    const hotPool = new pg.Pool({ connectionString, max: options.hotPoolSize ?? 4, application_name: 'baton', options: `-c synchronous_commit=off${readOnly}` });
     const channel = channelPrefix(schema);
     const texts = new Map<string, { text: string; name: string | undefined }>();
     /** The statement as sent, and its prepared-statement name when it has a label. */
