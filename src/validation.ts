@@ -10,8 +10,9 @@
  *   message names each option ({@link parseConfig}).
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ConfigError, ValidationError, type ValidationIssue } from './errors.js';
+import { stringProblems } from './job/payload.js';
 
 /** A schema issue: Standard Schema's, which zod's issues satisfy too. */
 type SchemaIssue = StandardSchemaV1.Issue;
@@ -93,3 +94,55 @@ export function withPathPrefix(error: unknown, prefix: (string | number)[]): unk
     error.subject === undefined ? {} : { subject: error.subject },
   );
 }
+
+/**
+ * A string every driver stores and returns unchanged: the payload's string rule
+ * ({@link stringProblems}: no NUL, no lone UTF-16 surrogate), for task, queue and
+ * schedule names and keys. Chain length limits after it: `storableString().min(1).max(200)`.
+ */
+export function storableString(): z.ZodString {
+  return z.string().check((ctx) => {
+    for (const message of stringProblems(ctx.value)) ctx.issues.push({ code: 'custom', message, input: ctx.value });
+  });
+}
+
+/**
+ * One ISO 8601 grammar for a time given as text, shared by the CLI (`--run-at`) and
+ * the HTTP API (`options.runAt`):
+ * - `YYYY-MM-DD`: midnight UTC of that day;
+ * - `YYYY-MM-DDTHH:MM[:SS[.fraction]]` followed by `Z` or an offset `±HH:MM`
+ *   (an offset is required: a time without one is ambiguous). Digits of the
+ *   fraction past milliseconds are dropped.
+ * Every field must exist on the calendar: month 01..12, a day the month has
+ * (2024-02-29 yes, 2023-02-29 and 2024-02-30 no), hour 00..23, minute and second
+ * 00..59 (no leap second), offset hours 00..23. Nothing is rolled over.
+ * @returns the instant, or a message saying why `text` is refused
+ *   (e.g. `2024-02-30 does not exist: 2024-02 has 29 days`)
+ */
+export function parseIsoDateTime(text: string): Date | string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2})))?$/.exec(text);
+  if (!match) return `not ${ISO_DATE_TIME_HINT}`;
+  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', , sign, oh = '0', om = '0'] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12) return `month ${mo} does not exist`;
+  const days = daysInMonth(year, month);
+  if (day < 1 || day > days) return `${y}-${mo}-${d} does not exist: ${y}-${mo} has ${days} days`;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return `time ${h}:${mi}:${sec} does not exist (00:00:00..23:59:59)`;
+  if (Number(oh) > 23 || Number(om) > 59) return `offset ${sign}${oh}:${om} does not exist`;
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0..99 to 1900..1999.
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(Number(h), Number(mi), Number(sec), Number(fraction.padEnd(3, '0').slice(0, 3)));
+  const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  return new Date(date.getTime() - offsetMinutes * 60_000);
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** The grammar {@link parseIsoDateTime} accepts, for messages. */
+export const ISO_DATE_TIME_HINT = 'an ISO 8601 date-time with Z or an offset (2030-01-31T12:00:00Z, 2030-01-31T14:00:00+02:00) or a date (2030-01-31, midnight UTC)';

@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createBaton, type Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
 import { createLogger } from '../observe/logger.js';
+import { parseIsoDateTime } from '../validation.js';
 
 /**
  * Parsers and helpers shared by the commands. A parser throws commander's
@@ -56,9 +57,10 @@ export const jobId = integer(1);
  * Reads a JSON value given as an option: the JSON text itself, `@FILE` (read from
  * the file) or `-` (read from stdin until it ends). Done in the command's action,
  * not as a commander parser: commander turns a parser's `null` into '' and cannot
- * wait for a file.
+ * wait for a file. File and stdin bytes must be UTF-8 (a leading BOM is dropped),
+ * as the HTTP API requires of a body: invalid bytes are refused, never replaced.
  * @param flag - the option's name, for messages ("--payload")
- * @throws UsageError for unreadable files and text that is not JSON
+ * @throws UsageError for unreadable files, bytes that are not UTF-8 and text that is not JSON
  */
 export async function readJsonOption(flag: string, value: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<unknown> {
   let text = value;
@@ -68,15 +70,17 @@ export async function readJsonOption(flag: string, value: string, stdin: NodeJS.
     if ((stdin as { isTTY?: boolean }).isTTY) process.stderr.write(`${flag} -: reading JSON from the terminal; end it with Ctrl-D\n`);
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    text = Buffer.concat(chunks).toString('utf8');
+    text = decodeUtf8(flag, source, Buffer.concat(chunks));
   } else if (value.startsWith('@')) {
     const file = value.slice(1);
     source = ` (from ${file})`;
+    let bytes: Buffer;
     try {
-      text = await readFile(file, 'utf8');
+      bytes = await readFile(file);
     } catch (error) {
       throw new UsageError(`${flag}: cannot read ${file}: ${firstLine(error)}`);
     }
+    text = decodeUtf8(flag, source, bytes);
   }
   try {
     return JSON.parse(text) as unknown;
@@ -85,13 +89,25 @@ export async function readJsonOption(flag: string, value: string, stdin: NodeJS.
   }
 }
 
-/** Parser of an ISO 8601 date-time. */
-export function isoDate(value: string): Date {
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(value)) {
-    throw new InvalidArgumentError(`"${value}" is not an ISO 8601 date-time (e.g. 2030-01-31T12:00:00Z).`);
+/** Bytes → text, refusing invalid UTF-8. @throws UsageError naming the flag and source */
+function decodeUtf8(flag: string, source: string, bytes: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${flag}${source}: not valid UTF-8 text (nothing enqueued)`);
   }
-  return date;
+}
+
+/**
+ * Parser of a time option (`--run-at`): the ISO 8601 grammar the HTTP API's
+ * `runAt` uses too ({@link parseIsoDateTime}): `2030-01-31T12:00:00Z`, an offset
+ * such as `+02:00`, or a bare date (midnight UTC); an impossible date such as
+ * 2024-02-30 is refused, not rolled over.
+ */
+export function isoDate(value: string): Date {
+  const parsed = parseIsoDateTime(value);
+  if (typeof parsed === 'string') throw new InvalidArgumentError(`${parsed[0]!.toUpperCase()}${parsed.slice(1)}.`);
+  return parsed;
 }
 
 /** Collects a repeatable option into an array. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '../errors.js';
-import { serializeJson } from '../job/payload.js';
+import { serializeJson, stringProblems } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from '../job/types.js';
 import type { NewJob } from '../store/store.js';
-import { parseInput } from '../validation.js';
+import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
 /** Attempts when neither the enqueue nor the task says. */
@@ -14,19 +14,39 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
+ * The earliest `runAt` accepted: 1970-01-01T00:00:00.000Z (epoch ms 0). An earlier
+ * time would mean "due now" anyway; the bound keeps every stored time a 4-digit year.
+ */
+export const MIN_RUN_AT = 0;
+/**
+ * The latest `runAt` accepted, and the latest `now + delay`: 9999-12-31T23:59:59.999Z
+ * (epoch ms 253402300799999). Both drivers store every millisecond of 1970..9999
+ * exactly (SQLite as integer ms, PostgreSQL as timestamptz, µs precision up to year
+ * 294276), and every time in it prints as a plain ISO 8601 string with a 4-digit
+ * year, which the HTTP API and the CLI read back. A larger time was stored as an
+ * out-of-range value that no claim reached and that `Date` could not print.
+ */
+export const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const RANGE = `1970-01-01T00:00:00.000Z..${new Date(MAX_RUN_AT).toISOString()}`;
+
+/**
  * The enqueue options, checked here once for every adapter: the HTTP API and the
  * CLI hand options through and report this schema's issues (paths relative to the
  * options, `subject` "options").
  */
 const optionsSchema = z
   .object({
-    queue: z.string().min(1).max(200).optional(),
+    queue: storableString().min(1).max(200).optional(),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
-    runAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'invalid date').optional(),
+    runAt: z
+      .date()
+      .refine((d) => !Number.isNaN(d.getTime()), 'invalid date')
+      .refine((d) => Number.isNaN(d.getTime()) || (d.getTime() >= MIN_RUN_AT && d.getTime() <= MAX_RUN_AT), `must be within ${RANGE}`)
+      .optional(),
     delay: z.number().int().nonnegative().optional(),
     maxAttempts: z.number().int().min(1).max(1000).optional(),
     timeout: z.number().int().positive().max(MAX_TIMER_MS).optional(),
-    key: z.string().min(1).max(500).optional(),
+    key: storableString().min(1).max(500).optional(),
     client: z.custom<TransactionClient>((v) => typeof v === 'object' && v !== null && typeof (v as TransactionClient).query === 'function', 'must be a node-postgres client').optional(),
   })
   .strict()
@@ -42,13 +62,19 @@ export interface EnqueueItem {
 /**
  * Checks and serializes one job: options, the task's schema (when the task is
  * known), JSON-only payload and size limit. Does no I/O to the store.
+ * Refused (ValidationError): a `runAt`, or a `now + delay`, outside
+ * {@link MIN_RUN_AT}..{@link MAX_RUN_AT} (1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z);
+ * a task name, `queue` or `key` with a NUL or a lone UTF-16 surrogate (the payload's rule).
  * @throws ValidationError naming each bad field (`subject` "options": paths such as
- *   `["priority"]`; "payload": paths in the payload); NotFoundError for a task name the registry lacks
+ *   `["priority"]`; "payload": paths in the payload; none for the task name, path `["task"]`);
+ *   NotFoundError for a task name the registry lacks
  */
 export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<NewJob> {
   const options = parseInput(optionsSchema, item.options ?? {}, 'invalid enqueue options', { subject: 'options' });
   const name = isTask(item.task) ? item.task.name : item.task;
   if (typeof name !== 'string' || name.length === 0) throw new ValidationError('task must be a task or a task name');
+  const nameProblems = stringProblems(name, 'task name');
+  if (nameProblems.length > 0) throw new ValidationError('invalid task name', nameProblems.map((message) => ({ path: ['task'], message })));
   const task = isTask(item.task) ? item.task : deps.tasks.get(name);
   if (!task && deps.tasks.size > 0) {
     throw new NotFoundError(`unknown task "${name}"; known tasks: ${[...deps.tasks.keys()].sort().join(', ')}`);
@@ -58,6 +84,9 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
   const raw = payloadJson(item.payload, deps.payloadLimit);
   const payload = task?.schema ? payloadJson(await validatePayload(task, item.payload), deps.payloadLimit) : raw;
   const now = deps.clock.now();
+  if (options.delay !== undefined && now + options.delay > MAX_RUN_AT) {
+    throw new ValidationError('invalid enqueue options', [{ path: ['delay'], message: `puts runAt after ${new Date(MAX_RUN_AT).toISOString()}, the latest time accepted (runAt must be within ${RANGE})` }], { subject: 'options' });
+  }
   return {
     queue: options.queue ?? 'default',
     task: name,

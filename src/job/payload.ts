@@ -91,6 +91,20 @@ function checkValue(value: unknown, path: (string | number)[], seen: Set<object>
 }
 
 function checkString(value: string, path: (string | number)[], issues: ValidationIssue[], what = 'string'): void {
-  if (value.includes('\u0000')) issues.push({ path, message: `${what} contains a NUL character (\\u0000)` });
-  if (!value.isWellFormed()) issues.push({ path, message: `${what} contains a lone UTF-16 surrogate` });
+  for (const message of stringProblems(value, what)) issues.push({ path, message });
+}
+
+/**
+ * The payload's string rule, for any text Baton stores (task, queue and schedule
+ * names, keys): no NUL (`\u0000`, which PostgreSQL cannot store) and no lone UTF-16
+ * surrogate (not representable in UTF-8: SQLite would store invalid UTF-8 and read
+ * it back as U+FFFD).
+ * @param what - the subject of the messages, e.g. "string" or "key"
+ * @returns one message per broken rule; [] for a storable string
+ */
+export function stringProblems(value: string, what = 'string'): string[] {
+  const problems: string[] = [];
+  if (value.includes('\u0000')) problems.push(`${what} contains a NUL character (\\u0000)`);
+  if (!value.isWellFormed()) problems.push(`${what} contains a lone UTF-16 surrogate`);
+  return problems;
 }

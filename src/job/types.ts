@@ -78,19 +78,26 @@ export interface ClaimedJob extends Job {
 
 /** Options of `enqueue` / `enqueueMany`. */
 export interface EnqueueOptions {
-  /** 1..200 characters. @defaultValue 'default' */
+  /** 1..200 characters, no NUL or lone UTF-16 surrogate. @defaultValue 'default' */
   queue?: string;
   /** Lower runs first. Integer -1000000..1000000. @defaultValue 0 */
   priority?: number;
-  /** Earliest start. Mutually exclusive with `delay`. */
+  /**
+   * Earliest start, within 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z (a time
+   * both drivers store exactly); outside it, a ValidationError naming `runAt`.
+   * Mutually exclusive with `delay`. @defaultValue now
+   */
   runAt?: Date;
-  /** Earliest start, in ms from now (integer >= 0). */
+  /**
+   * Earliest start, in ms from now (integer >= 0); now + delay must not pass
+   * 9999-12-31T23:59:59.999Z (else a ValidationError naming `delay`).
+   */
   delay?: number;
   /** Attempts before `failed`, 1..1000. @defaultValue the task's, else 3 */
   maxAttempts?: number;
   /** Per-attempt timeout in ms, 1..2147483647 (the largest Node timer). @defaultValue the task's, else none */
   timeout?: number;
-  /** Idempotency key, 1..500 characters: while a non-terminal job with this key exists, enqueue returns it. */
+  /** Idempotency key, 1..500 characters, no NUL or lone UTF-16 surrogate: while a non-terminal job with this key exists, enqueue returns it. */
   key?: string;
   /**
    * Transactional enqueue (PostgreSQL): a node-postgres client inside the caller's

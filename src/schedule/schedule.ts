@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { ConfigError, NotFoundError } from '../errors.js';
-import { parseConfig } from '../validation.js';
+import { parseConfig, storableString } from '../validation.js';
 import { DEFAULT_PAYLOAD_LIMIT, serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { Job, Json } from '../job/types.js';
@@ -37,13 +37,13 @@ export interface ScheduleOptions {
   task: AnyTask | string;
   /** The payload of every job (JSON). @defaultValue null */
   payload?: unknown;
-  /** @defaultValue 'default' */
+  /** 1..200 characters, no NUL or lone UTF-16 surrogate. @defaultValue 'default' */
   queue?: string;
   /** @defaultValue 0 */
   priority?: number;
   /** @defaultValue the task's, else 3 */
   maxAttempts?: number;
-  /** Per-attempt timeout in ms. @defaultValue the task's, else none */
+  /** Per-attempt timeout in ms, 1..2147483647 (the largest Node timer). @defaultValue the task's, else none */
   timeout?: number;
   /**
    * Missed ticks (first seen more than 10 s after their time, `ON_TIME_GRACE_MS` (plan.ts)):
@@ -95,10 +95,10 @@ const optionsSchema = z
     timezone: z.string().optional(),
     task: z.union([z.string().regex(NAME, 'must be a task name'), z.custom<AnyTask>(isTask, 'must be a task or a task name')]),
     payload: z.unknown().optional(),
-    queue: z.string().min(1).max(200).optional(),
+    queue: storableString().min(1).max(200).optional(),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     maxAttempts: z.number().int().min(1).max(1000).optional(),
-    timeout: z.number().int().positive().optional(),
+    timeout: z.number().int().positive().max(2_147_483_647).optional(),
     catchUp: z.enum(['none', 'latest', 'all']).optional(),
     catchUpLimit: z.number().int().min(1).max(10_000).optional(),
   })

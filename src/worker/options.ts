@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
-import { parseConfig } from '../validation.js';
+import { parseConfig, storableString } from '../validation.js';
 import { isTask, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
@@ -17,7 +17,7 @@ const schema = z
     services: z.array(z.custom<Service>(isService, 'must be services made by defineService')).optional(),
     schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
     scheduler: z.boolean().optional(),
-    queues: z.array(z.string().min(1)).min(1).optional(),
+    queues: z.array(storableString().min(1)).min(1).optional(),
     concurrency: z.number().int().min(1).max(1000).optional(),
     pollInterval: ms(10).optional(),
     watchInterval: ms(10).optional(),
@@ -51,7 +51,7 @@ export interface WorkerOptions {
    * instances, whichever tick). @defaultValue true when `schedules` is given, else false
    */
   scheduler?: boolean;
-  /** Queues to claim from. @defaultValue ['default'] */
+  /** Queues to claim from; each 1+ characters with no NUL or lone UTF-16 surrogate (ConfigError otherwise). @defaultValue ['default'] */
   queues?: string[];
   /** Jobs run at once. 1..1000. @defaultValue 10 */
   concurrency?: number;

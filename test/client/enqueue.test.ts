@@ -111,6 +111,16 @@ describe('enqueue options', () => {
     ['empty key', { key: '' }, 'key'],
     ['invalid runAt', { runAt: new Date(Number.NaN) }, 'runAt'],
     ['runAt as a string', { runAt: '2030-01-01' }, 'runAt'],
+    ['timeout above the largest Node timer', { timeout: 2_147_483_648 }, 'timeout'],
+    ['delay Number.MAX_SAFE_INTEGER', { delay: Number.MAX_SAFE_INTEGER }, 'delay'],
+    ['delay past 9999-12-31', { delay: Date.UTC(10000, 0, 1) }, 'delay'],
+    ['runAt in year 10000', { runAt: new Date(Date.UTC(10000, 0, 1)) }, 'runAt'],
+    ['runAt before 1970', { runAt: new Date(-1) }, 'runAt'],
+    ['runAt at the largest Date', { runAt: new Date(8.64e15) }, 'runAt'],
+    ['a NUL in queue', { queue: 'mail\u0000' }, 'queue'],
+    ['a lone surrogate in queue', { queue: 'mail\ud800' }, 'queue'],
+    ['a NUL in key', { key: 'k\u0000' }, 'key'],
+    ['a lone surrogate in key', { key: '\udc00k' }, 'key'],
   ];
   for (const [name, options, field] of invalid) {
     it(`${name}: ValidationError naming ${field}; nothing written`, async () => {
@@ -128,6 +138,40 @@ describe('enqueue options', () => {
     const error = await baton.enqueue(noop, { n: 1 }, { prio: 1 } as unknown as EnqueueOptions).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as Error).message).toContain('prio');
+    expect(await allJobs(baton)).toEqual([]);
+  });
+
+  it('runAt at the ends of the range (1970-01-01T00:00:00.000Z, 9999-12-31T23:59:59.999Z) is stored and read back exactly', async () => {
+    const baton = await openBaton();
+    const first = new Date(0);
+    const last = new Date('9999-12-31T23:59:59.999Z');
+    const early = await baton.enqueue(noop, { n: 1 }, { runAt: first });
+    const late = await baton.enqueue(noop, { n: 2 }, { runAt: last });
+    expect(early.runAt.toISOString()).toBe(first.toISOString());
+    expect(late.runAt.toISOString()).toBe(last.toISOString());
+    expect((await baton.getJob(early.id)).runAt.toISOString()).toBe(first.toISOString());
+    expect((await baton.getJob(late.id)).runAt.toISOString()).toBe(last.toISOString());
+  });
+
+  it('a delay that lands past 9999-12-31T23:59:59.999Z: ValidationError naming delay and the limit; nothing written', async () => {
+    const baton = await openBaton();
+    const error = await baton.enqueue(noop, { n: 1 }, { delay: 9007199254740991 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([{ path: ['delay'], message: expect.stringContaining('9999-12-31T23:59:59.999Z') }]);
+    expect(await allJobs(baton)).toEqual([]);
+  });
+
+  it('a task name with a NUL or a lone surrogate: ValidationError naming task; nothing written', async () => {
+    const baton = await openBaton();
+    for (const name of ['send\u0000', 'send\ud800', '\udfffsend']) {
+      const error = await baton.enqueue(name, {}).catch((e: unknown) => e);
+      expect(error, JSON.stringify(name)).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).issues.map((i) => i.path), JSON.stringify(name)).toEqual([['task']]);
+      expect((error as Error).message).toMatch(/task/);
+    }
+    const many = await baton.enqueueMany([{ task: 'ok', payload: 1 }, { task: 'ok', payload: 2, options: { queue: 'q\u0000' } }]).catch((e: unknown) => e);
+    expect(many).toBeInstanceOf(ValidationError);
+    expect((many as Error).message).toMatch(/item 1/);
     expect(await allJobs(baton)).toEqual([]);
   });
 

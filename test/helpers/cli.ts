@@ -16,9 +16,9 @@ export interface CliRun {
 
 /**
  * Runs `baton <args>` to completion and returns its output and exit code.
- * Logs are silenced unless `BATON_TEST_LOG` is set. `input` is written to its stdin.
+ * Logs are silenced unless `BATON_TEST_LOG` is set. `input` (text or bytes) is written to its stdin.
  */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<CliRun> {
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string | Buffer } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,

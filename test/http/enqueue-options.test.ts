@@ -30,6 +30,15 @@ describe('POST /api/jobs: enqueue options validated by the client', () => {
     ['timeout', { timeout: 2_147_483_648 }],
     ['queue', { queue: '' }],
     ['delay', { delay: -1 }],
+    ['delay', { delay: 9007199254740991 }],
+    ['runAt', { runAt: '1969-12-31T23:59:59Z' }],
+    ['runAt', { runAt: '2024-02-30T00:00:00Z' }],
+    ['runAt', { runAt: '2023-02-29T00:00:00Z' }],
+    ['runAt', { runAt: '2024-04-31T00:00:00+02:00' }],
+    ['queue', { queue: 'mail\u0000' }],
+    ['queue', { queue: 'mail\ud800' }],
+    ['key', { key: 'k\u0000' }],
+    ['key', { key: '\udc00' }],
   ];
 
   it.each(refused)('options.%s out of the client\'s range (%j) → 400 naming it, nothing written', async (field, options) => {
@@ -44,6 +53,31 @@ describe('POST /api/jobs: enqueue options validated by the client', () => {
     expect(answer.json.error?.issues?.map((i) => i.path)).toEqual([['options', field]]);
     expect(answer.json.error?.message).toContain(`options.${field}`);
     expect(writes).toEqual([]);
+    expect(await baton.listJobs()).toEqual([]);
+  });
+
+  it('options.runAt at the ends of the range and on 29 February of a leap year → 201 with that time', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton, { tasks: [greet] });
+    for (const [given, stored] of [
+      ['1970-01-01T00:00:00Z', '1970-01-01T00:00:00.000Z'],
+      ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+      ['2024-02-29T12:00:00+02:00', '2024-02-29T10:00:00.000Z'],
+    ]) {
+      const answer = await post(app, { task: 'greet', payload: { name: 'Ada' }, options: { runAt: given } });
+      expect(answer.status, JSON.stringify(answer.json)).toBe(201);
+      expect((answer.json as { runAt?: string }).runAt).toBe(stored);
+    }
+  });
+
+  it('a task name with a NUL or a lone surrogate (no task list) → 400 naming task, nothing written', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton);
+    for (const task of ['send\u0000', 'send\ud800']) {
+      const answer = await post(app, { task, payload: null });
+      expect(answer.status, JSON.stringify(answer.json)).toBe(400);
+      expect(answer.json.error?.issues?.map((i) => i.path)).toEqual([['task']]);
+    }
     expect(await baton.listJobs()).toEqual([]);
   });
 

@@ -176,7 +176,7 @@ describe('task names and definitions', () => {
     expect(job.task).toBe('anything.at:all');
   });
 
-  const badNames: unknown[] = ['', 'has space', 'ünïcode', 'a'.repeat(201), 'semi;colon', 42, null];
+  const badNames: unknown[] = ['', 'has space', 'ünïcode', 'a'.repeat(201), 'semi;colon', 42, null, 'nul\u0000', 'lone\ud800', '\udc00'];
   for (const name of badNames) {
     it(`defineTask with the bad name ${JSON.stringify(name)?.slice(0, 20)} → ConfigError`, () => {
       expect(() => defineTask(name as string, { handler: async () => null })).toThrow(ConfigError);
@@ -196,6 +196,7 @@ describe('task names and definitions', () => {
     ['maxAttempts 2.5', { handler: async () => null, maxAttempts: 2.5 }, /maxAttempts/],
     ['timeout -1', { handler: async () => null, timeout: -1 }, /timeout/],
     ['timeout as a string', { handler: async () => null, timeout: '5s' }, /timeout/],
+    ['timeout above the largest Node timer', { handler: async () => null, timeout: 2_147_483_648 }, /timeout/],
   ];
   for (const [name, options, message] of badOptions) {
     it(`defineTask with ${name} → ConfigError naming it`, () => {

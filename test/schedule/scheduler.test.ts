@@ -33,6 +33,11 @@ describe('defining schedules', () => {
       [{ task: 'noop' }, /neither/],
       [{ every: 1000, task: 'noop', payload: { at: new Date() } }, /payload is not plain JSON/],
       [{ every: 1000, task: 'noop', catchUp: 'sometimes' as 'all' }, /catchUp/],
+      [{ every: 1000, task: 'noop', queue: 'q\u0000' }, /queue: .*NUL/],
+      [{ every: 1000, task: 'noop', queue: 'q\ud800' }, /queue: .*lone UTF-16 surrogate/],
+      [{ every: 1000, task: 'noop\u0000' }, /task/],
+      [{ every: 1000, task: '\udc00' }, /task/],
+      [{ every: 1000, task: 'noop', timeout: 2_147_483_648 }, /timeout/],
     ];
     for (const [options, message] of cases) {
       let error: unknown;
@@ -44,6 +49,12 @@ describe('defining schedules', () => {
       expect(error, JSON.stringify(options)).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toContain('schedule "nightly"');
       expect((error as Error).message).toMatch(message);
+    }
+  });
+
+  it('refuses a schedule name with a NUL or a lone surrogate: ConfigError', () => {
+    for (const name of ['nightly\u0000', 'nightly\ud800']) {
+      expect(() => defineSchedule(name, { every: 1000, task: 'noop' }), JSON.stringify(name)).toThrow(ConfigError);
     }
   });
 

@@ -271,6 +271,20 @@ describe('C05 shutdown hygiene', () => {
     }
   });
 
+  it('queues with a NUL or a lone surrogate (which no job can carry) → ConfigError naming queues', async () => {
+    const baton = await openBaton();
+    for (const queue of ['mail\u0000', 'mail\ud800', '\udfff']) {
+      let thrown: unknown;
+      try {
+        baton.worker({ tasks: [control], queues: ['default', queue] });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(queue)).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).message, JSON.stringify(queue)).toMatch(/queues\.1: .*(NUL|surrogate)/);
+    }
+  });
+
   it('C05b: explicitly passed undefined means the documented default, and an idle worker with defaults does not busy-loop', async () => {
     const calls: string[] = [];
     const baton = await openBaton({}, (op) => calls.push(op));

@@ -4,30 +4,39 @@ import type { Baton } from '../../baton.js';
 import { NotFoundError, ValidationError, ConflictError } from '../../errors.js';
 import type { AnyTask } from '../../job/task.js';
 import { JOB_STATES, type EnqueueOptions } from '../../job/types.js';
-import { parseInput, withPathPrefix } from '../../validation.js';
+import { parseInput, parseIsoDateTime, storableString, withPathPrefix } from '../../validation.js';
 import { readJson } from '../body.js';
 import { jobJson } from '../serialize.js';
 
+/** `options.runAt`: the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
+const runAtText = z.string().transform((text, ctx) => {
+  const parsed = parseIsoDateTime(text);
+  if (typeof parsed !== 'string') return parsed;
+  ctx.addIssue({ code: 'custom', message: parsed });
+  return z.NEVER;
+});
+
 /**
  * The JSON shape of an enqueue request. Only what JSON cannot say as the client
- * wants it is checked here (`runAt` is an ISO 8601 string, turned into a Date; the
+ * wants it is checked here (`runAt` is an ISO 8601 string, turned into a Date by
+ * {@link parseIsoDateTime}; the
  * client's `client` option has no JSON form); the options' values and limits are the
  * client's to check, once, and its issues come back under `options.`.
  */
 const enqueueBody = z.strictObject({
-  task: z.string().min(1).max(200),
+  task: storableString().min(1).max(200),
   payload: z.unknown().optional(),
   options: z
     .looseObject({
-      runAt: z.iso.datetime({ offset: true }).optional(),
+      runAt: runAtText.optional(),
       client: z.never({ error: 'not accepted over HTTP (transactional enqueue is for in-process callers)' }).optional(),
     })
     .optional(),
 });
 const listQuery = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
-  queue: z.string().min(1).optional(),
-  task: z.string().min(1).optional(),
+  queue: storableString().min(1).optional(),
+  task: storableString().min(1).optional(),
   limit: z.string().regex(/^\d{1,4}$/, 'an integer 1..1000').transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
   cursor: z.string().regex(/^[1-9]\d{0,15}$/, 'a cursor from nextCursor').transform(Number).optional(),
 });
@@ -47,7 +56,7 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
 
   app.post('/', async (c) => {
     const { task, payload, options: o = {} } = parseInput(enqueueBody, await readJson(c, options.bodyLimit), 'invalid enqueue request');
-    const enqueueOptions = { ...o, ...(typeof o.runAt === 'string' ? { runAt: new Date(o.runAt) } : {}) } as EnqueueOptions;
+    const enqueueOptions = o as EnqueueOptions;
     const known = options.tasks?.get(task);
     if (options.tasks && !known) throw new NotFoundError(`unknown task "${task}": this server knows ${[...options.tasks.keys()].map((n) => `"${n}"`).join(', ') || 'no tasks'}`);
     try {
