@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type Job } from '../job/types.js';
 import type { JobFilter, QueueCount } from '../store/store.js';
-import { parseInput } from '../validation.js';
+import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
 /**
@@ -23,15 +23,16 @@ export interface ListOptions extends JobFilter {
 
 const listSchema = z.object({
   state: z.enum(JOB_STATES).optional(),
-  queue: z.string().optional(),
-  task: z.string().optional(),
+  queue: storableString().optional(),
+  task: storableString().optional(),
   limit: z.number().int().min(1).max(1000).optional(),
   before: z.number().int().positive().optional(),
 });
 
 /**
  * Lists jobs newest first.
- * @throws ValidationError for an unknown state or a bad limit
+ * @throws ValidationError for an unknown state, a bad limit or cursor, or a queue or task
+ *   filter with NUL or a lone UTF-16 surrogate (no job can carry one)
  */
 export async function listJobs(deps: ClientDeps, options: ListOptions = {}): Promise<Job[]> {
   const { limit = 50, before, ...filter } = parseInput(listSchema, options, 'invalid list options');

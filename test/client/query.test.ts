@@ -116,6 +116,8 @@ describe('listJobs', () => {
     ['limit 2.5', { limit: 2.5 }, 'limit'],
     ['before 0', { before: 0 }, 'before'],
     ['before as a string', { before: '10' }, 'before'],
+    ['a queue with NUL (no job can carry it)', { queue: 'mail\u0000' }, 'queue'],
+    ['a task with a lone surrogate', { task: 'send\ud800' }, 'task'],
   ];
   for (const [name, options, field] of bad) {
     it(`${name} → ValidationError naming ${field}`, async () => {

@@ -81,6 +81,17 @@ describe('POST /api/jobs: enqueue options validated by the client', () => {
     expect(await baton.listJobs()).toEqual([]);
   });
 
+  it('GET /api/jobs with a queue or task filter holding NUL (a URL cannot carry a lone surrogate) → 400 naming it', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton, { tasks: [greet] });
+    for (const [field, value] of [['queue', '%00'], ['task', 'a%00']]) {
+      const response = await app.fetch(new Request(`http://localhost/api/jobs?${field}=${value}`));
+      const json = (await response.json()) as { error?: { issues?: Array<{ path: string[] }> } };
+      expect(response.status, `${field}=${value}: ${JSON.stringify(json)}`).toBe(400);
+      expect(json.error?.issues?.map((i) => i.path)).toEqual([[field]]);
+    }
+  });
+
   it('the limits themselves are accepted', async () => {
     const baton = await openBaton();
     const app = createHttpApp(baton, { tasks: [greet] });
