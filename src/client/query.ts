@@ -10,9 +10,20 @@ import type { ClientDeps } from './deps.js';
  * @throws NotFoundError when no job has that id
  */
 export async function getJob(deps: ClientDeps, id: number): Promise<Job> {
-  const job = await deps.store.jobGet({ id });
+  const job = await deps.store.jobGet({ id: knownJobId(id) });
   if (!job) throw new NotFoundError(`no job with id ${id}`);
   return job;
+}
+
+/**
+ * `id` when it can name a job (a positive safe integer, as the database assigns);
+ * anything else names no job, on every driver alike (PostgreSQL would otherwise
+ * refuse `'abc'` or `1e30` as a bigint with a StoreError).
+ * @throws NotFoundError for any other value
+ */
+export function knownJobId(id: unknown): number {
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw new NotFoundError(`no job with id ${String(id)}`);
+  return id;
 }
 
 /** Filter and page of `listJobs`. `limit` 1..1000 @defaultValue 50; `before` = id cursor (exclusive). */

@@ -21,6 +21,17 @@ async function failDirectly(baton: Baton, id: number, message = 'went wrong'): P
 }
 
 describe('getJob', () => {
+  it('an id that cannot name a job (not a positive integer) is NotFoundError for getJob, cancel and retry on every driver', async () => {
+    const baton = await openBaton();
+    await baton.enqueue(echo, { n: 1 });
+    for (const id of ['abc', 1e30, 1.5, 0, -1, Number.NaN] as unknown as number[]) {
+      await expect(baton.getJob(id), String(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(baton.cancel(id), String(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(baton.retry(id), String(id)).rejects.toBeInstanceOf(NotFoundError);
+    }
+    expect((await baton.listJobs()).map((j) => j.state)).toEqual(['queued']);
+  });
+
   it('returns the job with every readable field', async () => {
     const baton = await openBaton();
     const job = await baton.enqueue(echo, { n: 1 }, { key: 'k', queue: 'q', priority: 2 });
