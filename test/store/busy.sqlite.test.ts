@@ -2,7 +2,7 @@
  * SQLite with another process holding the write lock (issue 9): a write waits for
  * the lock between event-loop turns instead of inside better-sqlite3's busy handler,
  * so heartbeats, cancels and signals go on meanwhile. Before the fix every write
- * blocked the event loop for up to the 5 s busy timeout.
+ * blocked the event loop for up to its 5 s busy timeout.
  */
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';

@@ -16,12 +16,17 @@ import * as schedules from './schedules.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
 
+/** How long opening a file may wait synchronously for a lock (switching a new file to WAL), ms. */
+const OPEN_BUSY_TIMEOUT_MS = 5000;
+
 /** Options of the SQLite driver. */
 export interface SqliteStoreOptions {
   /**
    * How long an operation waits for another process's write lock, in ms: between
    * event-loop turns (busy.ts), never blocking the loop longer than
-   * {@link SYNC_BUSY_TIMEOUT_MS} at a time. @defaultValue 5000
+   * {@link SYNC_BUSY_TIMEOUT_MS} at a time. As long as the default lease: a neighbour
+   * holding the lock for a while (a VACUUM, a backup) delays a checkpoint or an outcome
+   * write instead of failing it. @defaultValue 30000
    */
   busyTimeoutMs?: number;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
@@ -59,14 +64,14 @@ export class SqliteStore extends DriverStore<SqliteContext> {
    * @throws the better-sqlite3 error (StoreError through the instrumented wrapper) when the file cannot be opened
    */
   constructor(filename: string, options: SqliteStoreOptions = {}) {
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const busyTimeoutMs = options.busyTimeoutMs ?? 30_000;
     let db: Database.Database;
     if (options.readOnly) {
-      db = openReadOnly(filename, busyTimeoutMs);
+      db = openReadOnly(filename, OPEN_BUSY_TIMEOUT_MS);
     } else {
       // Opening waits for the lock synchronously (once, at start: switching a new file to
       // WAL needs it); afterwards a statement gives up within a few ms and busy.ts retries.
-      db = new Database(filename, { timeout: busyTimeoutMs });
+      db = new Database(filename, { timeout: OPEN_BUSY_TIMEOUT_MS });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
     }
