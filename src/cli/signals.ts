@@ -51,10 +51,14 @@ export function onShutdownSignals(
 
 /**
  * Called by a long-running command once its worker stopped and the database is
- * closed: should a handler the worker gave up on (it ignored its signal past the
- * grace) still hold a timer, the process leaves after `ms` anyway, with the exit
- * code already set. Nothing is written after the close, so nothing is cut short.
+ * closed: the process normally exits on its own at once. Should a handler the
+ * worker gave up on (it ignored its signal past the grace) still hold a timer or a
+ * socket, the process leaves after `ms` anyway, with the exit code already set, and
+ * says so on stderr. Nothing is written after the close, so nothing is cut short.
  */
 export function exitWhenIdle(ms = 2000): void {
-  setTimeout(() => process.exit(), ms).unref();
+  setTimeout(() => {
+    process.stderr.write(`baton: exiting although something still holds the event loop ${ms} ms after everything was closed (a job handler abandoned at shutdown?)\n`);
+    process.exit();
+  }, ms).unref();
 }

@@ -10,6 +10,13 @@ export interface StopSummary {
   released: number;
   /** Handlers that never settled and were left behind; their late writes are dropped. */
   abandoned: number;
+  /**
+   * Ids of the jobs this stop could not hand back or record (the database could not
+   * be reached within the stop's budget, see `RELEASE_BUDGET_MS`), ascending. They
+   * stay `running` under this worker's lease in the database and are taken over by
+   * another worker when the lease expires (`leaseTtl`); their attempt then counts.
+   */
+  unreleased: number[];
 }
 
 /**

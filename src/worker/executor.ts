@@ -34,6 +34,12 @@ export interface ExecutorDeps {
   progressInterval: number;
   abortGrace: number;
   cancelGrace: number;
+  /**
+   * When the worker's stop gives up on writes about jobs (ms since the epoch, by
+   * `clock`); Infinity until a stop begins. Outcome writes retry through a database
+   * outage until this or the lease's end, whichever comes first.
+   */
+  stopDeadline: () => number;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -58,7 +64,10 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * completion is queued for the batched write (so the next claim overlaps it), or
  * once any other outcome is written; `done` when everything, writes included, is
  * over. Every write is fenced by the lease token;
- * a refused write means the lease was lost and is logged, never retried.
+ * a refused write means the lease was lost and is logged, never retried. A write
+ * that fails (database unreachable) is retried until the lease would expire or the
+ * worker's stop gives up (`stopDeadline`), then the run is `stranded`: the job stays
+ * `running` in the database until its lease expires and it is rescued.
  */
 export class JobRun {
   readonly job: ClaimedJob;
@@ -77,6 +86,13 @@ export class JobRun {
   #holding = true;
   /** The handler's promise settled (an abandoned handler never does). */
   #settled = false;
+  /** The outcome write gave up (database unreachable): the job stays running in the database until its lease expires. */
+  #stranded = false;
+  /** `done` resolved: no write of this run is pending. */
+  #over = false;
+  /** Resolves when the shutdown takes the job back (relinquish): an aborted handler is waited for no longer. */
+  #relinquished!: () => void;
+  readonly #handedBack = new Promise<null>((resolve) => (this.#relinquished = () => resolve(null)));
   #timeout: NodeJS.Timeout | undefined;
   /** When the lease runs out unless renewed (ms since the epoch); the heartbeat moves it. */
   leaseExpiresAt: number;
@@ -91,7 +107,10 @@ export class JobRun {
       this.#slotFree = true;
       resolve();
     }));
-    this.done = this.#run().finally(() => this.#freeSlot());
+    this.done = this.#run().finally(() => {
+      this.#over = true;
+      this.#freeSlot();
+    });
   }
 
   /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). */
@@ -112,6 +131,16 @@ export class JobRun {
   /** True once the handler returned or threw; false while it runs or after it was abandoned. */
   get settled(): boolean {
     return this.#settled;
+  }
+
+  /** True when the run's outcome write gave up: the job is still `running` in the database, under this run's lease until it expires. */
+  get stranded(): boolean {
+    return this.#stranded;
+  }
+
+  /** True once no write of this run is pending (`done` resolved). */
+  get writesSettled(): boolean {
+    return this.#over;
   }
 
   get aborted(): boolean {
@@ -135,10 +164,14 @@ export class JobRun {
     this.abort(new LeaseLostError());
   }
 
-  /** Hands the job back (shutdown step 4) if still held; returns true when it was held. */
+  /**
+   * Hands the job back (shutdown step 4) if still held; returns true when it was
+   * held. The run no longer waits for an aborted handler: it has nothing left to write.
+   */
   relinquish(): boolean {
     const held = this.#holding;
     this.#holding = false;
+    this.#relinquished();
     return held;
   }
 
@@ -209,6 +242,7 @@ export class JobRun {
     } catch (error) {
       // A store failure while recording the outcome: the lease will expire and the
       // job will be rescued; nothing more to do here.
+      this.#stranded = true;
       this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
     } finally {
       clearTimeout(this.#timeout);
@@ -237,7 +271,7 @@ export class JobRun {
       timer = setTimeout(() => resolve(null), graceMs);
       timer.unref(); // after a stop skipped to the release, a grace period must not hold the process
     });
-    const outcome = await Promise.race([handler, grace]);
+    const outcome = await Promise.race([handler, grace, this.#handedBack]);
     clearTimeout(timer);
     if (outcome === null) {
       this.#logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
@@ -246,9 +280,12 @@ export class JobRun {
     return outcome;
   }
 
-  /** Runs an outcome write, retrying through a database outage until the lease would expire. */
+  /** Until when an outcome write may be retried: the lease's end, or the worker's stop deadline if sooner. */
+  readonly #writeDeadline = () => Math.min(this.leaseExpiresAt, this.#deps.stopDeadline());
+
+  /** Runs an outcome write, retrying through a database outage until {@link #writeDeadline}. */
   #persist<T>(op: string, write: () => Promise<T>): Promise<T> {
-    return persist(write, { deadline: () => this.leaseExpiresAt, clock: this.#deps.clock, logger: this.#logger, op });
+    return persist(write, { deadline: this.#writeDeadline, clock: this.#deps.clock, logger: this.#logger, op });
   }
 
   #written(ok: boolean, op: string): boolean {
@@ -270,7 +307,7 @@ export class JobRun {
     }
     const deps = this.#deps;
     this.#holding = false;
-    const writing = deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, () => this.leaseExpiresAt);
+    const writing = deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, this.#writeDeadline);
     this.#freeSlot();
     if (!this.#written(await writing, 'jobComplete')) return;
     this.#logger.debug('job completed');

@@ -12,7 +12,8 @@ export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 
 /**
  * Runs a write about a running job, retrying it through a database outage
  * (StoreError) with backoff until `deadline()` (ms since the epoch: when the run's
- * lease would expire) has passed; then rethrows. Past that point another worker may
+ * lease would expire, or the worker's stop gives up on writes if sooner) would
+ * pass before the next try; then rethrows. Past the lease's end another worker may
  * own the job, so giving up is right: the lease expires and the job is rescued.
  * Other errors (bugs, ConflictError) are thrown at once.
  */
@@ -22,7 +23,7 @@ export async function persist<T>(write: () => Promise<T>, options: { deadline: (
       return await write();
     } catch (error) {
       if (!(error instanceof StoreError) || options.clock.now() + delay >= options.deadline()) throw error;
-      options.logger.warn({ err: error, op: options.op, retryInMs: delay }, 'database write failed; retrying until the lease would expire');
+      options.logger.warn({ err: error, op: options.op, retryInMs: delay }, 'database write failed; retrying until the lease would expire (or the stop\'s budget runs out)');
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

@@ -1,7 +1,18 @@
 import { ShutdownError } from '../errors.js';
 import type { StopSummary } from './events.js';
 import type { JobRun } from './executor.js';
+import { persist } from './persist.js';
 import type { WorkerState } from './state.js';
+
+/**
+ * What the stop gives the writes still pending once the abort grace is over — the
+ * outcome writes of runs retrying through a database outage and the final release —
+ * before it gives up on them: 2 s. A job whose write gave up stays `running` under
+ * this worker's lease in the database and is taken over when the lease expires
+ * (`leaseTtl`); the stop summary lists it in `unreleased`. With the database
+ * reachable the writes take milliseconds, so the budget only matters in an outage.
+ */
+export const RELEASE_BUDGET_MS = 2000;
 
 /**
  * Graceful shutdown, SPEC steps 1–4 (the worker does step 5):
@@ -9,9 +20,17 @@ import type { WorkerState } from './state.js';
  * rest with ShutdownError and give them `abortGrace`; 4. release every job still
  * held in one `jobRelease`: queued, runAt now, attempt not counted, checkpoint kept.
  * When `fast` resolves (a second signal) it skips to step 4 at once.
+ *
+ * Budget: every write about a job ends by the stop deadline, drainTimeout +
+ * abortGrace + {@link RELEASE_BUDGET_MS} after the stop began (a second signal moves
+ * it to {@link RELEASE_BUDGET_MS} from then). Writes retry through a database outage
+ * until then and give up after: the jobs they were about are returned in
+ * `unreleased` and logged in one line. It resolves once no write about a job is
+ * pending, so the store can be closed safely right after.
  */
 export async function shutdown(state: WorkerState, fast: Promise<void>): Promise<StopSummary> {
-  const summary: StopSummary = { finished: 0, released: 0, abandoned: 0 };
+  const { options, clock } = state;
+  const summary: StopSummary = { finished: 0, released: 0, abandoned: 0, unreleased: [] };
   const offs = [
     state.events.on('job:completed', () => summary.finished++),
     state.events.on('job:failed', () => summary.finished++),
@@ -19,34 +38,56 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
     state.events.on('job:released', () => summary.released++),
   ];
   state.stopping = true;
+  state.stopDeadline = clock.now() + options.drainTimeout + options.abortGrace + RELEASE_BUDGET_MS;
   // Runs leave state.runs when their slot frees, including a shutdown-aborted handler
   // that outlived abortGrace and still holds its lease: keep them all for step 4.
   const all = [...state.runs];
   let skipped = false;
-  const skip = fast.then(() => (skipped = true));
+  const skip = fast.then(() => {
+    skipped = true;
+    state.stopDeadline = Math.min(state.stopDeadline, clock.now() + RELEASE_BUDGET_MS);
+  });
 
-  await waitForRuns(state, state.options.drainTimeout, skip);
+  await waitForRuns(state.runs, options.drainTimeout, skip);
   if (!skipped && state.runs.size > 0) {
     for (const run of all) run.abort(new ShutdownError());
-    await waitForRuns(state, state.options.abortGrace, skip);
+    await waitForRuns(state.runs, options.abortGrace, skip);
   }
   const left: JobRun[] = all.filter((run) => run.holding);
   for (const run of left) run.abort(new ShutdownError());
   const leases = left.filter((run) => run.relinquish()).map((run) => ({ id: run.job.id, token: run.job.leaseToken }));
+  const unreleased = new Set<number>();
   if (leases.length > 0) {
-    const released = new Set(await state.store.jobRelease({ leases, now: state.clock.now() }));
-    for (const run of left) if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
+    try {
+      const released = new Set(
+        await persist(() => state.store.jobRelease({ leases, now: clock.now() }), { deadline: () => state.stopDeadline, clock, logger: state.logger, op: 'jobRelease' }),
+      );
+      for (const run of left) if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
+    } catch (error) {
+      state.logger.error({ err: error, jobs: leases.map((l) => l.id) }, 'releasing jobs at shutdown failed');
+      for (const lease of leases) unreleased.add(lease.id);
+    }
   }
+  // Outcome writes still retrying give up by the stop deadline (see executor.ts).
+  await waitForRuns(all, Math.max(0, state.stopDeadline - clock.now()), new Promise(() => undefined));
+  for (const run of all) if (run.stranded || !run.writesSettled) unreleased.add(run.job.id);
+  summary.unreleased = [...unreleased].sort((a, b) => a - b);
   summary.abandoned = all.filter((run) => !run.settled).length;
+  if (summary.unreleased.length > 0) {
+    state.logger.warn(
+      { unreleased: summary.unreleased, leaseTtl: options.leaseTtl },
+      `${summary.unreleased.length === 1 ? '1 job' : `${summary.unreleased.length} jobs`} could not be handed back (the database could not be reached within the stop's budget): still running under this worker's lease, taken over by another worker when it expires`,
+    );
+  }
   for (const off of offs) off();
   return summary;
 }
 
-/** Resolves when every run is done, `ms` passed, or `skip` resolved. */
-async function waitForRuns(state: WorkerState, ms: number, skip: Promise<unknown>): Promise<void> {
+/** Resolves when every run's `done` resolved, `ms` passed, or `skip` resolved. */
+async function waitForRuns(runs: Iterable<JobRun>, ms: number, skip: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.all([...state.runs].map((run) => run.done)),
+    Promise.all([...runs].map((run) => run.done)),
     new Promise((resolve) => (timer = setTimeout(resolve, ms))),
     skip,
   ]);

@@ -21,6 +21,8 @@ export interface WorkerState {
   readonly runs: Set<JobRun>;
   /** Set at step 1 of shutdown: claim nothing more. */
   stopping: boolean;
+  /** When the stop gives up on writes about jobs (ms since the epoch, by `clock`); Infinity until a stop begins (see shutdown.ts). */
+  stopDeadline: number;
 }
 
 /** The runs that still hold their job's lease. */

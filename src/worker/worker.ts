@@ -79,6 +79,7 @@ export class Worker {
       tasks: new Map(o.tasks.map((t) => [t.name, t])),
       runs: new Set(),
       stopping: false,
+      stopDeadline: Number.POSITIVE_INFINITY,
       executor: {
         store: deps.store,
         completer: new Completer(deps.store, clock, logger),
@@ -91,6 +92,7 @@ export class Worker {
         progressInterval: o.progressInterval,
         abortGrace: o.abortGrace,
         cancelGrace: o.cancelGrace,
+        stopDeadline: () => this.#state.stopDeadline,
       },
     };
     const onError = (loop: string, error: unknown, failures: number) => {
@@ -221,7 +223,11 @@ export class Worker {
    * rest with ShutdownError and wait `abortGrace`, release what is left (attempt not
    * counted, checkpoint kept), stop every loop. Resolves with a summary; never rejects.
    * Calling it again returns the same promise; with `{ now: true }` (a second
-   * signal) it skips straight to the release.
+   * signal) it skips straight to the release. With the database unreachable, writes
+   * about jobs give up at drainTimeout + abortGrace + `RELEASE_BUDGET_MS` (2 s) after
+   * the stop began; the summary's `unreleased` names those jobs (taken over when
+   * their lease expires). It resolves once no write about a job is pending, so the
+   * store can be closed right after.
    */
   stop(options: { now?: boolean } = {}): Promise<StopSummary> {
     if (options.now) this.#skip();
@@ -246,7 +252,8 @@ export class Worker {
       summary = await shutdown(state, this.#skipped);
     } catch (error) {
       state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
-      summary = { finished: 0, released: 0, abandoned: [...state.runs].filter((r) => !r.settled).length };
+      const left = [...state.runs];
+      summary = { finished: 0, released: 0, abandoned: left.filter((r) => !r.settled).length, unreleased: left.map((r) => r.job.id).sort((a, b) => a - b) };
     }
     await servicesStopped;
     await this.#heartbeat.stop();

@@ -319,5 +319,9 @@ describe('CLI signals and wording', () => {
     expect(stopSummaryText({ finished: 2, released: 3, abandoned: 3 }, 3)).toBe('2 finished, 3 released (their handlers had not returned and were abandoned)');
     expect(stopSummaryText({ finished: 1, released: 3, abandoned: 2 }, 1)).toBe('1 finished, 3 released (1 of them: the handler had not returned and was abandoned); 1 other handler had not returned and was abandoned');
     expect(stopSummaryText({ finished: 4, released: 0, abandoned: 0 })).toBe('4 finished, 0 released');
+    expect(stopSummaryText({ finished: 0, released: 0, abandoned: 0, unreleased: [7] })).toBe(
+      '0 finished, 0 released; 1 not handed back (job 7: the database could not be reached; another worker takes it over when the lease expires)',
+    );
+    expect(stopSummaryText({ finished: 0, released: 1, abandoned: 0, unreleased: [7, 9] })).toMatch(/; 2 not handed back \(jobs 7, 9: .* takes them over/);
   });
 });

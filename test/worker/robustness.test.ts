@@ -212,7 +212,7 @@ describe('C05 shutdown hygiene', () => {
       // Not before drain + grace (timers never fire early); not after the handler.
       expect(took).toBeGreaterThanOrEqual(1950);
       expect(handlerReturned).toBe(false);
-      expect(summary).toEqual({ finished: 0, released: 1, abandoned: 1 });
+      expect(summary).toEqual({ finished: 0, released: 1, abandoned: 1, unreleased: [] });
       const released = await baton.getJob(job.id);
       expect(released.state).toBe('queued');
       expect(released.attempt).toBe(0);
@@ -244,7 +244,7 @@ describe('C05 shutdown hygiene', () => {
     const closed = await child.waitFor((m) => m.type === 'closed', 'closed');
 
     expect(claimed.timersRunning as number).toBeGreaterThan(closed.timersBefore as number);
-    expect(closed.summary).toEqual({ finished: 0, released: 1, abandoned: 0 });
+    expect(closed.summary).toEqual({ finished: 0, released: 1, abandoned: 0, unreleased: [] });
     expect(closed.timersAfter as number).toBeLessThanOrEqual(closed.timersBefore as number);
     expect(closed.resourcesAfter as string[]).not.toContain('Timeout');
     // No timer is left (above), so nothing keeps the process alive: it exits by itself.

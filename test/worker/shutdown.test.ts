@@ -76,7 +76,7 @@ describe('C01: stop() waits for the running job', () => {
     const { summary, at: stoppedAt } = await stopped;
 
     expect(order).toEqual([`claimed:${a.id}`, `completed:${a.id}`, 'stopped', 'stop resolved']);
-    expect(summary).toEqual<StopSummary>({ finished: 1, released: 0, abandoned: 0 });
+    expect(summary).toEqual<StopSummary>({ finished: 1, released: 0, abandoned: 0, unreleased: [] });
     const afterA = await baton.getJob(a.id);
     expect(afterA.state).toBe('completed');
     expect(afterA.attempt).toBe(1);
@@ -114,7 +114,7 @@ describe('C01: stop() waits for the running job', () => {
     const stoppedLine = indexOf(worker, (m) => m.type === 'stopped');
     expect(completedA).toBeGreaterThanOrEqual(0);
     expect(stoppedLine).toBeGreaterThan(completedA);
-    expect(worker.messages[stoppedLine]!.summary).toEqual({ finished: 1, released: 0, abandoned: 0 });
+    expect(worker.messages[stoppedLine]!.summary).toEqual({ finished: 1, released: 0, abandoned: 0, unreleased: [] });
     expect(eventAt(worker, 'job:claimed', b.id)).toBe(-1);
 
     const afterA = await baton.getJob(a.id);
@@ -144,7 +144,7 @@ describe('C02: outcomes written during the drain are kept', () => {
     ]);
     await bothClaimed;
     const summary = await worker.stop();
-    expect(summary).toEqual<StopSummary>({ finished: 2, released: 0, abandoned: 0 });
+    expect(summary).toEqual<StopSummary>({ finished: 2, released: 0, abandoned: 0, unreleased: [] });
 
     const afterA = await baton.getJob(a!.id);
     expect(afterA.state).toBe('queued'); // awaiting retry, not running

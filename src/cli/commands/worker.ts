@@ -143,11 +143,11 @@ export function workerCommand(): Command {
  * "2 finished, 1 released", for the line the worker prints when it stopped. A
  * released job whose handler never returned counts in `released` and in
  * `abandoned`; it is said once ("1 released (its handler had not returned and was
- * abandoned)"), not as two jobs.
+ * abandoned)"), not as two jobs. Jobs not handed back (`unreleased`) are named.
  * @param releasedAbandoned - released jobs whose handler had not returned (`job:released` with `abandoned`)
  */
-export function stopSummaryText(summary: StopSummary, releasedAbandoned = 0): string {
-  const { finished, released, abandoned } = summary;
+export function stopSummaryText(summary: Omit<StopSummary, 'unreleased'> & { unreleased?: number[] }, releasedAbandoned = 0): string {
+  const { finished, released, abandoned, unreleased = [] } = summary;
   let text = `${finished} finished, ${released} released`;
   const among = Math.min(releasedAbandoned, released, abandoned);
   if (among > 0) {
@@ -157,5 +157,8 @@ export function stopSummaryText(summary: StopSummary, releasedAbandoned = 0): st
   // Handlers abandoned without a release (past a timeout's or a cancel's grace: their job is already recorded).
   const others = abandoned - among;
   if (others > 0) text += `; ${plural(others, 'other handler')} had not returned and ${others === 1 ? 'was' : 'were'} abandoned`;
+  if (unreleased.length > 0) {
+    text += `; ${unreleased.length} not handed back (${unreleased.length === 1 ? 'job' : 'jobs'} ${unreleased.join(', ')}: the database could not be reached; another worker takes ${unreleased.length === 1 ? 'it' : 'them'} over when the lease expires)`;
+  }
   return text;
 }
