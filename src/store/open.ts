@@ -39,6 +39,7 @@ export async function openStore(url: string, options: { onError?: (error: unknow
       throw new ConfigError(`database URL ${JSON.stringify(redact(url))} is malformed`);
     }
     const schema = parsed.searchParams.get('schema') ?? undefined;
+    if (parsed.searchParams.getAll('schema').length > 1) throw new ConfigError(`database URL ${JSON.stringify(redact(url))}: ?schema= is given more than once; name one schema`);
     if (schema === '') throw new ConfigError(`database URL ${JSON.stringify(redact(url))}: ?schema= is empty; name a schema or leave the parameter out (default "baton")`);
     parsed.searchParams.delete('schema');
     const { PostgresStore } = await importPeer('pg', () => import('./postgres/store.js'));

@@ -324,14 +324,24 @@ describe('schemas', () => {
   });
 
   it('an invalid schema name in the URL → ConfigError, and nothing is created', async () => {
-    for (const schema of ['Bad-Name', 'x";drop schema public;--', '1abc', 'a'.repeat(64)]) {
+    for (const schema of ['Bad-Name', 'x";drop schema public;--', '1abc', 'a'.repeat(64), 'pg_catalog', 'pg_baton', 'information_schema']) {
       const url = new URL(postgresUrl);
       url.searchParams.set('schema', schema);
       const error = await createBaton({ database: url.toString(), logger: testLogger() }).catch((e: unknown) => e);
       expect(error, schema).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).code).toBe('config');
       expect((error as Error).message).toMatch(/schema name/);
-      expect(await adminQuery('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).toEqual([]);
+      if (!schema.startsWith('pg_') && schema !== 'information_schema') expect(await adminQuery('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).toEqual([]);
     }
+  });
+
+  it('?schema= given twice → ConfigError naming it (it used to take the first silently)', async () => {
+    const url = new URL(postgresUrl);
+    url.searchParams.append('schema', 'twice_a');
+    url.searchParams.append('schema', 'twice_b');
+    const error = await createBaton({ database: url.toString(), logger: testLogger() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/more than once/);
+    expect(await adminQuery("SELECT 1 FROM pg_namespace WHERE nspname IN ('twice_a', 'twice_b')")).toEqual([]);
   });
 });

@@ -43,6 +43,8 @@ export interface PostgresStoreOptions {
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Schemas PostgreSQL reserves for itself (CREATE SCHEMA refuses the pg_ prefix). */
+const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Every operation of the PostgreSQL driver, one file per concern. */
 const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers };
@@ -76,6 +78,9 @@ export class PostgresStore extends DriverStore<PgContext> {
     const schema = options.schema ?? 'baton';
     if (!SCHEMA_NAME.test(schema)) {
       throw new ConfigError(`schema name ${JSON.stringify(schema)} is invalid: use lowercase letters, digits and _ (at most 63)`);
+    }
+    if (SYSTEM_SCHEMA.test(schema)) {
+      throw new ConfigError(`schema name ${JSON.stringify(schema)} is reserved by PostgreSQL (pg_*, information_schema): name a schema of Baton's own`);
     }
     const readOnly = options.readOnly ? ' -c default_transaction_read_only=on' : '';
     const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: 'baton', ...(readOnly ? { options: readOnly.trim() } : {}) });
