@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
 import { demoCommand } from './commands/demo.js';
@@ -29,6 +30,11 @@ const OUTPUT = {
   outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'baton: ')),
 };
 
+/** This package's version, from its package.json (two levels up from src/cli/ and dist/cli/). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 /**
  * The `baton` command line: one subcommand per file under commands/. Commander
  * is told to throw instead of exiting (main.ts maps errors to exit codes) and to
@@ -37,6 +43,7 @@ const OUTPUT = {
 export function createProgram(): Command {
   const program = new Command('baton')
     .description('Baton: durable background jobs. Every command takes --database (default $BATON_DATABASE_URL, else sqlite:./baton.db).')
+    .version(packageVersion(), '-V, --version', 'print the version of baton-jobs')
     .option('--verbose', 'on an error, print its stack trace too (as BATON_LOG_LEVEL=debug does)')
     .exitOverride()
     .configureOutput(OUTPUT)

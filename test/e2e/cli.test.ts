@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +27,12 @@ const oneLine = (stderr: string) => {
 };
 
 describe('baton CLI', () => {
+  it('--version prints the package version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const answer = await runCli(['--version']);
+    expect(answer).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
   it('enqueue --json prints the job with its id; jobs and job --json use the SPEC field names', async () => {
     const db = tempDatabase();
     const enqueued = await runCli(['enqueue', 'greet', '--payload', '{"name":"Ada"}', '--queue', 'mail', '--priority', '5', '--key', 'k1', '--max-attempts', '4', '--database', db.url, '--json']);
