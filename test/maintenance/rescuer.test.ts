@@ -33,17 +33,26 @@ function shiftedClock() {
   return clock;
 }
 
+/**
+ * A job running under a worker with a long lease and a slow heartbeat, its handler
+ * held until `held.open()`: only an injected `now` (or a shifted clock) makes its
+ * lease run out.
+ */
+async function heldRunningJob() {
+  const baton = await openBaton();
+  const held = gate();
+  const task = heldTask(held.opened);
+  const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
+  const claimed = waitForEvent(holder, 'job:claimed');
+  await holder.start();
+  const job = await baton.enqueue(task, null);
+  await claimed;
+  return { baton, held, task, job };
+}
+
 describe('rescuer', () => {
   it('runOnce(now) requeues a job whose lease expired before now, with a "lease expired" error, and leaves a live lease alone', async () => {
-    const baton = await openBaton();
-    const held = gate();
-    const task = heldTask(held.opened);
-    // Long lease, slow heartbeat: only the injected `now` makes the lease run out.
-    const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
-    const claimed = waitForEvent(holder, 'job:claimed');
-    await holder.start();
-    const job = await baton.enqueue(task, null);
-    await claimed;
+    const { baton, held, task, job } = await heldRunningJob();
 
     // Not a worker that runs: its loops are driven by hand.
     const other = baton.worker({ tasks: [task] });
@@ -61,14 +70,7 @@ describe('rescuer', () => {
   // Fails without the wake-up on SQLite: the rescuing worker then claims only at its
   // next poll, an hour later (the wait below gives up after a minute).
   it('the worker whose rescuer requeued an expired lease claims the job at once, not at its next poll', async () => {
-    const baton = await openBaton();
-    const held = gate();
-    const task = heldTask(held.opened);
-    const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
-    const claimed = waitForEvent(holder, 'job:claimed');
-    await holder.start();
-    const job = await baton.enqueue(task, null);
-    await claimed;
+    const { baton, held, task, job } = await heldRunningJob();
 
     // The rescuer starts with its clock on time (its first passes find nothing to
     // rescue, and its first claim finds nothing queued), then jumps two minutes
