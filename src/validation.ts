@@ -96,6 +96,12 @@ export function withPathPrefix(error: unknown, prefix: (string | number)[]): unk
 }
 
 /**
+ * The name of a task, schedule or service: 1..200 of A-Z a-z 0-9 and `_ . : - /`.
+ * An admin lookup by a name outside it finds nothing without asking the database.
+ */
+export const DEFINITION_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
+
+/**
  * A string every driver stores and returns unchanged: the payload's string rule
  * ({@link stringProblems}: no NUL, no lone UTF-16 surrogate), for task, queue and
  * schedule names and keys. Chain length limits after it: `storableString().min(1).max(200)`.

@@ -12,6 +12,8 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** The largest timer Node runs as asked (ms); a longer `timeout` would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** The longest task name: defineTask's limit, so a job named longer could never run. */
+const MAX_TASK_NAME = 200;
 
 /**
  * The earliest `runAt` accepted: 1970-01-01T00:00:00.000Z (epoch ms 0). An earlier
@@ -39,9 +41,8 @@ const optionsSchema = z
     queue: storableString().min(1).max(200).optional(),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
     runAt: z
-      .date()
-      .refine((d) => !Number.isNaN(d.getTime()), 'invalid date')
-      .refine((d) => Number.isNaN(d.getTime()) || (d.getTime() >= MIN_RUN_AT && d.getTime() <= MAX_RUN_AT), `must be within ${RANGE}`)
+      .date({ error: (issue) => (issue.input instanceof Date ? 'is an invalid Date (its time is NaN)' : 'must be a Date') })
+      .refine((d) => d.getTime() >= MIN_RUN_AT && d.getTime() <= MAX_RUN_AT, `must be within ${RANGE}`)
       .optional(),
     delay: z.number().int().nonnegative().optional(),
     maxAttempts: z.number().int().min(1).max(1000).optional(),
@@ -64,7 +65,7 @@ export interface EnqueueItem {
  * known), JSON-only payload and size limit. Does no I/O to the store.
  * Refused (ValidationError): a `runAt`, or a `now + delay`, outside
  * {@link MIN_RUN_AT}..{@link MAX_RUN_AT} (1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z);
- * a task name, `queue` or `key` with a NUL or a lone UTF-16 surrogate (the payload's rule).
+ * a task name, `queue` or `key` with a NUL or a lone UTF-16 surrogate (the payload's rule), a task name over 200 characters.
  * @throws ValidationError naming each bad field (`subject` "options": paths such as
  *   `["priority"]`; "payload": paths in the payload; none for the task name, path `["task"]`);
  *   NotFoundError for a task name the registry lacks
@@ -74,6 +75,7 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
   const name = isTask(item.task) ? item.task.name : item.task;
   if (typeof name !== 'string' || name.length === 0) throw new ValidationError('task must be a task or a task name');
   const nameProblems = stringProblems(name, 'task name');
+  if (name.length > MAX_TASK_NAME) nameProblems.push(`task name: at most ${MAX_TASK_NAME} characters, as defineTask allows (got ${name.length})`);
   if (nameProblems.length > 0) throw new ValidationError('invalid task name', nameProblems.map((message) => ({ path: ['task'], message })));
   const task = isTask(item.task) ? item.task : deps.tasks.get(name);
   if (!task && deps.tasks.size > 0) {

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { ConfigError } from '../errors.js';
-import { parseConfig, validateWith } from '../validation.js';
+import { DEFINITION_NAME, parseConfig, validateWith } from '../validation.js';
 import { z } from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
 import type { JobContext } from '../worker/context.js';
@@ -46,8 +46,6 @@ export type InputOf<T> = T extends Task<any, any, infer I> ? I : never;
 /** The result type of a task. */
 export type ResultOf<T> = T extends Task<any, infer R, any> ? Awaited<R> : never;
 
-const TASK_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
-
 const taskOptionsSchema = z.object({
   maxAttempts: z.number().int().min(1).max(1000).optional(),
   timeout: z.number().int().positive().max(2_147_483_647).optional(),
@@ -69,7 +67,7 @@ export function defineTask<Payload = unknown, Result = unknown, Input = Payload>
   name: string,
   options: TaskOptions<Payload, Result, Input>,
 ): Task<Payload, Result, Input> {
-  if (typeof name !== 'string' || !TASK_NAME.test(name)) {
+  if (typeof name !== 'string' || !DEFINITION_NAME.test(name)) {
     throw new ConfigError(`task name ${JSON.stringify(name)} is invalid: use 1-200 characters of A-Z a-z 0-9 _ . : - /`);
   }
   if (typeof options?.handler !== 'function') throw new ConfigError(`task "${name}": handler must be a function`);

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { NotFoundError } from '../errors.js';
+import { DEFINITION_NAME } from '../validation.js';
 import type { ServiceRecord, Store } from '../store/store.js';
 
 /** A stored service as users read it. */
@@ -54,7 +55,12 @@ export function serviceInfo(row: ServiceRecord): ServiceInfo {
  * runners look again at once.
  */
 export function serviceAdmin(deps: { store: Store; clock: Clock; wake: () => void }): ServiceAdmin {
-  const missing = (name: string) => new NotFoundError(`no service named "${name}" (a service is stored when a worker running it starts)`);
+  const missing = (name: unknown) => new NotFoundError(`no service named ${JSON.stringify(name)} (a service is stored when a worker running it starts)`);
+  /** A name no service can have is not found, without asking the store (a NUL would fail on PostgreSQL). */
+  const named = (name: unknown): string => {
+    if (typeof name !== 'string' || !DEFINITION_NAME.test(name)) throw missing(name);
+    return name;
+  };
   const check = (found: boolean, name: string) => {
     if (!found) throw missing(name);
     deps.wake();
@@ -66,8 +72,8 @@ export function serviceAdmin(deps: { store: Store; clock: Clock; wake: () => voi
       if (!row) throw missing(name);
       return serviceInfo(row);
     },
-    pause: async (name) => check(await deps.store.serviceSetPaused({ name, paused: true, now: deps.clock.now() }), name),
-    resume: async (name) => check(await deps.store.serviceSetPaused({ name, paused: false, now: deps.clock.now() }), name),
-    trigger: async (name) => check(await deps.store.serviceTrigger({ name, now: deps.clock.now() }), name),
+    pause: async (name) => check(await deps.store.serviceSetPaused({ name: named(name), paused: true, now: deps.clock.now() }), name),
+    resume: async (name) => check(await deps.store.serviceSetPaused({ name: named(name), paused: false, now: deps.clock.now() }), name),
+    trigger: async (name) => check(await deps.store.serviceTrigger({ name: named(name), now: deps.clock.now() }), name),
   };
 }

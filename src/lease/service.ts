@@ -22,7 +22,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError, ShutdownError, describeError } from '../errors.js';
-import { parseConfig } from '../validation.js';
+import { DEFINITION_NAME, parseConfig } from '../validation.js';
 import { DEFAULT_BACKOFF, backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
 import type { EventSink } from '../observe/events.js';
 import type { ServiceRecord, Store } from '../store/store.js';
@@ -30,7 +30,6 @@ import { z } from 'zod';
 import { acquireLease, type HeldLease } from './lease.js';
 
 const SERVICE_BRAND = Symbol.for('baton.service');
-const NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
 
 /** What a service's `run` receives. */
 export interface ServiceContext {
@@ -83,7 +82,7 @@ const optionsSchema = z
  * @throws ConfigError naming a bad name or option
  */
 export function defineService(name: string, options: ServiceOptions): Service {
-  if (typeof name !== 'string' || !NAME.test(name)) {
+  if (typeof name !== 'string' || !DEFINITION_NAME.test(name)) {
     throw new ConfigError(`service name ${JSON.stringify(name)} is invalid: 1-200 letters, digits and _ . : - /`);
   }
   parseConfig(optionsSchema, options, `service "${name}" option`);

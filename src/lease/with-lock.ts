@@ -1,5 +1,6 @@
 import { sleep } from '../clock.js';
 import { ConfigError, LockBusyError } from '../errors.js';
+import { stringProblems } from '../job/payload.js';
 import { acquireLease, type LeaseDeps } from './lease.js';
 
 /** Options of `baton.withLock`. Durations are ms. */
@@ -38,10 +39,12 @@ export interface LockContext {
  * @throws LockBusyError; LeaseLostError; fn's own error; ConfigError for bad options; StoreError
  */
 export async function withLock<T>(deps: LeaseDeps & { owner: string }, name: string, options: LockOptions, fn: (lock: LockContext) => Promise<T>): Promise<T> {
-  if (typeof name !== 'string' || name.length === 0) throw new ConfigError('withLock: name must be a non-empty string');
+  if (typeof name !== 'string' || name.length === 0 || name.length > 500) throw new ConfigError('withLock: name must be a string of 1..500 characters');
+  const problems = stringProblems(name, 'withLock name');
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
   const ttl = options?.ttl;
   if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 100 || ttl > 2_147_483_647) {
-    throw new ConfigError(`withLock option ttl: must be an integer number of ms, at least 100 (got ${String(ttl)})`);
+    throw new ConfigError(`withLock option ttl: must be an integer number of ms, 100..2147483647 (got ${String(ttl)})`);
   }
   const wait = options.wait ?? false;
   if (wait !== false && (typeof wait.timeout !== 'number' || !(wait.timeout >= 0))) {

@@ -101,7 +101,7 @@ const MAX_CATCH_UP_STEPS = 100_000;
  * @param options.anchor - ms epoch the `every` lattice is anchored at @defaultValue 0
  * @throws ConfigError naming the problem: both or neither of cron/every; an invalid
  *   cron (with croner's message); an unknown time zone (checked with
- *   Intl.DateTimeFormat); `every` below 1000 ms or not an integer; a non-finite anchor
+ *   Intl.DateTimeFormat); `every` below 1000 ms, above 2^31 - 1 ms or not an integer; a non-finite anchor
  */
 export function parseCadence(cadence: Cadence, options: { anchor?: number } = {}): ParsedCadence {
   const hasCron = cadence.cron !== undefined && cadence.cron !== null;
@@ -131,11 +131,15 @@ function checkTimezone(timezone: unknown): asserts timezone is string {
   }
 }
 
+/** The longest `every`: 2^31 - 1 ms, Node's timer limit and the CLI's `--every` bound. */
+const MAX_EVERY_MS = 2_147_483_647;
+
 function checkEvery(every: unknown): number {
   if (typeof every !== 'number' || !Number.isInteger(every)) {
     throw new ConfigError(`"every" must be an integer number of milliseconds, got ${JSON.stringify(every) ?? String(every)}`);
   }
   if (every < 1000) throw new ConfigError(`"every" must be at least 1000 ms, got ${every} ms`);
+  if (every > MAX_EVERY_MS) throw new ConfigError(`"every" must be at most ${MAX_EVERY_MS} ms (2^31 - 1, about 24.8 days; use a cron for rarer runs), got ${every} ms`);
   return every;
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { ConfigError, NotFoundError } from '../errors.js';
-import { parseConfig, storableString } from '../validation.js';
+import { DEFINITION_NAME, parseConfig, storableString } from '../validation.js';
 import { DEFAULT_PAYLOAD_LIMIT, serializeJson } from '../job/payload.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { Job, Json } from '../job/types.js';
@@ -14,7 +14,6 @@ import type { ScheduleDefinitionRow, ScheduleRecord, Store } from '../store/stor
 import { parseCadence, type ParsedCadence } from './cron.js';
 
 const SCHEDULE_BRAND = Symbol.for('baton.schedule');
-const NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
 /** Attempts of a scheduled job when neither the schedule nor its task says. */
 const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -93,7 +92,7 @@ const optionsSchema = z
     cron: z.string().optional(),
     every: z.number().optional(),
     timezone: z.string().optional(),
-    task: z.union([z.string().regex(NAME, 'must be a task name'), z.custom<AnyTask>(isTask, 'must be a task or a task name')]),
+    task: z.union([z.string().regex(DEFINITION_NAME, 'must be a task name'), z.custom<AnyTask>(isTask, 'must be a task or a task name')]),
     payload: z.unknown().optional(),
     queue: storableString().min(1).max(200).optional(),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
@@ -116,7 +115,7 @@ export function isSchedule(value: unknown): value is Schedule {
  *   time zone, non-JSON payload (a payload schema is checked when it is stored)
  */
 export function defineSchedule(name: string, options: ScheduleOptions): Schedule {
-  if (typeof name !== 'string' || !NAME.test(name)) {
+  if (typeof name !== 'string' || !DEFINITION_NAME.test(name)) {
     throw new ConfigError(`schedule name ${JSON.stringify(name)} is invalid: 1-200 letters, digits and _ . : - /`);
   }
   parseConfig(optionsSchema, options, `schedule "${name}" option`);
@@ -225,9 +224,14 @@ export interface ScheduleAdmin {
 
 /** Builds {@link ScheduleAdmin} over a store. */
 export function scheduleAdmin(deps: ScheduleDeps): ScheduleAdmin {
-  const missing = (name: string) => new NotFoundError(`no schedule named "${name}"`);
+  const missing = (name: unknown) => new NotFoundError(`no schedule named ${JSON.stringify(name)}`);
+  /** A name no schedule can have is not found, without asking the store (a NUL would fail on PostgreSQL). */
+  const named = (name: unknown): string => {
+    if (typeof name !== 'string' || !DEFINITION_NAME.test(name)) throw missing(name);
+    return name;
+  };
   const get = async (name: string) => {
-    const row = await deps.store.scheduleGet({ name });
+    const row = await deps.store.scheduleGet({ name: named(name) });
     if (!row) throw missing(name);
     return row;
   };
@@ -235,7 +239,7 @@ export function scheduleAdmin(deps: ScheduleDeps): ScheduleAdmin {
     list: async () => (await deps.store.scheduleList({})).map(scheduleInfo),
     get: async (name) => scheduleInfo(await get(name)),
     async pause(name) {
-      if (!(await deps.store.scheduleSetPaused({ name, paused: true, nextRunAt: null, now: deps.clock.now() }))) throw missing(name);
+      if (!(await deps.store.scheduleSetPaused({ name: named(name), paused: true, nextRunAt: null, now: deps.clock.now() }))) throw missing(name);
     },
     async resume(name) {
       const row = await get(name);
@@ -244,12 +248,12 @@ export function scheduleAdmin(deps: ScheduleDeps): ScheduleAdmin {
       if (!(await deps.store.scheduleSetPaused({ name, paused: false, nextRunAt: next ? next.getTime() : null, now }))) throw missing(name);
     },
     async trigger(name) {
-      const job = await deps.store.scheduleTrigger({ name, now: deps.clock.now() });
+      const job = await deps.store.scheduleTrigger({ name: named(name), now: deps.clock.now() });
       if (!job) throw missing(name);
       return job;
     },
     async remove(name) {
-      if (!(await deps.store.scheduleRemove({ name }))) throw missing(name);
+      if (!(await deps.store.scheduleRemove({ name: named(name) }))) throw missing(name);
     },
   };
 }

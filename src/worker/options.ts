@@ -9,7 +9,12 @@ import { isTask, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
 
-const ms = (min = 1) => z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(min, `must be at least ${min} ms`).max(2_147_483_647);
+const ms = (min = 1) =>
+  z
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be an integer (ms)')
+    .min(min, `must be at least ${min} ms`)
+    .max(2_147_483_647, 'must be at most 2147483647 ms (2^31 - 1, Node\'s timer limit)');
 
 const schema = z
   .object({
