@@ -36,7 +36,7 @@ async function throughBouncer() {
   const bouncer = await startPgBouncer(postgresUrl, { poolSize: 2 });
   const schema = new URL(tempDatabase().url).searchParams.get('schema')!;
   const database = `${bouncer.url}?schema=${schema}&pgbouncer=true&pool_size=4`;
-  const open = () => openBaton({ database, directDatabase: postgresUrl });
+  const open = (options: { readOnly?: boolean } = {}) => openBaton({ database, directDatabase: postgresUrl, ...options });
   return { bouncer, schema, open };
 }
 
@@ -138,6 +138,19 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     await done;
     expect(await b.getJob(job.id)).toMatchObject({ state: 'completed', attempt: 1, result: 'done' });
     await closeAll(a, b);
+  });
+});
+
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('a read-only Baton with pgbouncer=true', () => {
+  it('reads through the direct URL (PgBouncer refuses its read-only start setting) and refuses writes with StoreError', async () => {
+    const { open } = await throughBouncer();
+    const writer = await open();
+    const job = await writer.enqueue(echo, { n: 1 });
+    const reader = await open({ readOnly: true });
+    expect((await reader.getJob(job.id)).payload).toEqual({ n: 1 });
+    await expect(reader.enqueue(echo, { n: 2 })).rejects.toThrow(/read-only transaction/);
+    expect(await writer.listJobs()).toHaveLength(1);
+    await closeAll(writer, reader);
   });
 });
 
