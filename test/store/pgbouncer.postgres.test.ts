@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, defineSchedule, defineTask, type Baton, type JobContext } from 'baton-jobs';
-import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
+import { openBaton, postgresUrl, tempDatabase, tempDir } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
 
@@ -37,7 +37,7 @@ async function throughBouncer() {
   const schema = new URL(tempDatabase().url).searchParams.get('schema')!;
   const database = `${bouncer.url}?schema=${schema}&pgbouncer=true&pool_size=4`;
   const open = (options: { readOnly?: boolean } = {}) => openBaton({ database, directDatabase: postgresUrl, ...options });
-  return { bouncer, schema, open };
+  return { bouncer, schema, database, open };
 }
 
 /** Closes the Batons (workers first) while the bouncer still runs. */
@@ -141,7 +141,24 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
   });
 });
 
-describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('a read-only Baton with pgbouncer=true', () => {
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBouncer, configured by the environment and read-only', () => {
+  it('BATON_DIRECT_DATABASE_URL is the direct URL when no directDatabase is given (what the CLI reads)', async () => {
+    const { database } = await throughBouncer();
+    process.env.BATON_DIRECT_DATABASE_URL = postgresUrl;
+    let baton: Baton;
+    try {
+      baton = await openBaton({ database });
+    } finally {
+      delete process.env.BATON_DIRECT_DATABASE_URL;
+    }
+    const worker = baton.worker({ tasks: [echo] });
+    const done = waitForEvent(worker, 'job:completed');
+    await worker.start();
+    const job = await baton.enqueue(echo, { n: 3 });
+    expect((await done).job.id).toBe(job.id);
+    await closeAll(baton);
+  });
+
   it('reads through the direct URL (PgBouncer refuses its read-only start setting) and refuses writes with StoreError', async () => {
     const { open } = await throughBouncer();
     const writer = await open();
@@ -166,5 +183,17 @@ describe('pgbouncer=true settings', () => {
     await expect(openBaton({ database: `${postgresUrl}?pgbouncer=yes` })).rejects.toThrow(/\?pgbouncer=yes must be true or false/);
     await expect(openBaton({ database: postgresUrl, directDatabase: `${postgresUrl}?schema=x` })).rejects.toThrow(/belong on the database URL/);
     await expect(openBaton({ database: postgresUrl, directDatabase: 'mysql://x' })).rejects.toThrow(/direct database URL "mysql:\/\/x" is not a postgres:\/\/ URL/);
+  });
+
+  it('a direct URL given for SQLite is a ConfigError; BATON_DIRECT_DATABASE_URL applies to PostgreSQL URLs only', async () => {
+    const database = `sqlite:${tempDir()}/baton.db`;
+    await expect(openBaton({ database, directDatabase: postgresUrl })).rejects.toThrow(/applies to PostgreSQL only/);
+    process.env.BATON_DIRECT_DATABASE_URL = 'postgres://nobody@127.0.0.1:1/none';
+    try {
+      const baton = await openBaton({ database });
+      await baton.enqueue(echo, { n: 1 });
+    } finally {
+      delete process.env.BATON_DIRECT_DATABASE_URL;
+    }
   });
 });
