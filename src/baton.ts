@@ -107,6 +107,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   try {
     raw = o.store ?? await openStore(o.database, {
       readOnly: o.readOnly,
+      directUrl: o.directDatabase,
       onError: (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'),
     });
   } catch (error) {

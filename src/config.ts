@@ -11,6 +11,13 @@ import { defaultDatabaseUrl } from './store/open.js';
 export interface BatonOptions {
   /** Database URL: `sqlite:PATH`. @defaultValue `BATON_DATABASE_URL`, else `sqlite:./baton.db` */
   database?: string;
+  /**
+   * PostgreSQL: a URL straight to the server, for the LISTEN connection and
+   * migrations (as Prisma's `directUrl`), when `database` goes through a pooler;
+   * required with `?pgbouncer=true`. See README "PostgreSQL connections and PgBouncer".
+   * @defaultValue `BATON_DIRECT_DATABASE_URL` (for a PostgreSQL `database`), else none (LISTEN and migrations use `database`)
+   */
+  directDatabase?: string;
   /** An opened driver instead of `database` (tests, custom setups). */
   store?: Store;
   /** Tasks known to this client: enqueue by name is checked against them. @defaultValue [] */
@@ -42,6 +49,7 @@ export interface BatonOptions {
 
 const schema = z.object({
   database: z.string().min(1).optional(),
+  directDatabase: z.string().min(1).optional(),
   store: z.custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).jobClaim === 'function').optional(),
   tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).optional(),
   payloadLimit: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
@@ -57,8 +65,12 @@ const schema = z.object({
  */
 export function resolveBatonOptions(options: BatonOptions) {
   const o = parseConfig(schema, options, 'option');
+  const database = o.database ?? defaultDatabaseUrl();
+  // The environment's direct URL serves PostgreSQL databases only; the option is checked against any.
+  const directFromEnv = /^postgres(ql)?:\/\//.test(database) ? process.env.BATON_DIRECT_DATABASE_URL || undefined : undefined;
   return {
-    database: o.database ?? defaultDatabaseUrl(),
+    database,
+    directDatabase: o.directDatabase ?? directFromEnv,
     store: o.store,
     tasks: o.tasks ?? [],
     payloadLimit: o.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,

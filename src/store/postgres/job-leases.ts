@@ -1,6 +1,6 @@
 import { CLEAR_LEASE, LEASE_EXPIRED_MESSAGE } from '../constants.js';
 import type { CancelRequest, LeaseReport, RescueReport, StoreParams } from '../store.js';
-import { date, type PgContext } from './context.js';
+import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 
 /**
  * The leases of running jobs on PostgreSQL: the worker's batched extension (with
@@ -11,10 +11,11 @@ import { date, type PgContext } from './context.js';
 export async function leaseExtendMany(ctx: PgContext, { owner, leases, leaseMs, now }: StoreParams<'leaseExtendMany'>): Promise<LeaseReport> {
   if (leases.length === 0) return { lost: [], cancelRequested: [] };
   const rows = await ctx.query<{ id: string; cancel_requested_at: Date | null; cancel_reason: string | null }>('extend', `
+    WITH ${ASYNC_COMMIT}
     UPDATE :schema.jobs j SET lease_expires_at = $4
-    FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
+    FROM unnest($1::bigint[], $2::int[]) AS l(id, token), async_commit
     WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.lease_owner = $3
-    RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)], { hot: true });
+    RETURNING j.id, j.cancel_requested_at, j.cancel_reason`, [leases.map((l) => l.id), leases.map((l) => l.token), owner, date(now + leaseMs)]);
   const held = new Set(rows.map((r) => Number(r.id)));
   return {
     lost: leases.filter((l) => !held.has(l.id)).map((l) => l.id),

@@ -2,7 +2,7 @@ import { ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
 import { CLEAR_LEASE } from '../constants.js';
 import type { CancelOutcome, InsertedJob, StoreParams } from '../store.js';
-import { date, type PgContext } from './context.js';
+import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
 
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
@@ -85,24 +85,26 @@ export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Prom
       ) c
       ORDER BY c.priority, c.run_at, c.id
       LIMIT $4
-    )
+    ), ${ASYNC_COMMIT}
     UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
       lease_token = j.lease_token + 1, started_at = $1
+    FROM async_commit
     WHERE j.id = ANY(ARRAY(SELECT id FROM next)) -- primary-key lookups even in a generic plan
     RETURNING j.*`,
     // Each queue once: a repeated name would scan its queue twice and return rows this
     // transaction already locked (SKIP LOCKED skips only other transactions' locks).
-    [date(p.now), [...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)], { hot: true });
+    [date(p.now), [...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)]);
   return rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
 }
 
 export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
   if (items.length === 0) return [];
   const rows = await ctx.query<{ id: string }>('complete_many', `
+    WITH ${ASYNC_COMMIT}
     UPDATE :schema.jobs j SET state = 'completed', result = c.result::json, finished_at = $4, ${CLEAR_LEASE}
-    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result)
+    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit
     WHERE j.id = c.id AND j.lease_token = c.token AND j.state = 'running'
-    RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)], { hot: true });
+    RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
   return rows.map((r) => Number(r.id));
 }
 

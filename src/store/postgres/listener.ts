@@ -36,7 +36,7 @@ export class PgListener {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.#connectionString });
+    const client = new pg.Client({ connectionString: this.#connectionString, application_name: 'baton' });
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client, new Error('LISTEN connection ended')));
     client.on('notification', (message) => this.#onNotify({ channel: message.channel, payload: message.payload }));

@@ -21,10 +21,28 @@ import * as workers from './workers.js';
 export interface PostgresStoreOptions {
   /** Schema holding Baton's tables (created when missing). @defaultValue 'baton' */
   schema?: string;
-  /** Pool size (connections) for enqueues and other durable writes and reads. @defaultValue 10 */
+  /**
+   * Connections of the pool every statement uses (claims, completions, lease
+   * renewals, enqueues, reads), opened on demand and closed after 10 s idle. With
+   * the LISTEN connection a process holds at most `poolSize + 1` connections to
+   * PostgreSQL (to PgBouncer when `pgbouncer`). @defaultValue {@link DEFAULT_POOL_SIZE} (1)
+   */
   poolSize?: number;
-  /** Pool size for claims, completions and lease renewals. @defaultValue 4 */
-  hotPoolSize?: number;
+  /**
+   * `connectionString` is a PgBouncer in transaction pooling mode: statements are
+   * sent unnamed (no prepared statement outlives its transaction) and no setting is
+   * sent at connection start. Needs `directUrl`, for what transaction pooling
+   * cannot carry: LISTEN, migrations, and a read-only store's connections (their
+   * `default_transaction_read_only` is a connection start setting, which PgBouncer
+   * 1.18 refuses). @defaultValue false
+   */
+  pgbouncer?: boolean;
+  /**
+   * A URL straight to PostgreSQL (as Prisma's `directUrl`), for the LISTEN
+   * connection and migrations (and, with `pgbouncer`, a read-only store's pool).
+   * @defaultValue `connectionString`
+   */
+  directUrl?: string;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
   /**
@@ -42,6 +60,9 @@ export interface PostgresStoreOptions {
   hostClock?: Clock;
 }
 
+/** Pool connections per process by default: with the LISTEN connection, 2 per process, so 40 worker processes hold 80 connections. */
+export const DEFAULT_POOL_SIZE = 1;
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Schemas PostgreSQL reserves for itself (CREATE SCHEMA refuses the pg_ prefix). */
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
@@ -50,7 +71,8 @@ const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers };
 
 /**
- * The fleet driver: node-postgres with a pool. Claims use `FOR UPDATE SKIP LOCKED`
+ * The fleet driver: node-postgres with one pool (`poolSize` connections) and one
+ * LISTEN connection per store, shared by every worker of the process. Claims use `FOR UPDATE SKIP LOCKED`
  * in one statement; completions, lease extensions and releases are one statement
  * per batch (unnest of arrays), every write about a running job fenced by its lease
  * token. Wake-ups and cancel requests arrive by LISTEN/NOTIFY (triggers send them
@@ -63,17 +85,20 @@ export class PostgresStore extends DriverStore<PgContext> {
   readonly schema: string;
   readonly #clock: ServerClock;
   readonly #pool: pg.Pool;
-  /** Connections for the hot path: claims, completions, lease renewals (see constructor). */
-  readonly #hotPool: pg.Pool;
-  readonly #connectionString: string;
+  /** Where LISTEN connects: the direct URL, else the pool's. */
+  readonly #listenUrl: string;
+  /** The direct URL, where migrations connect; without it they use the pool. */
+  readonly #directUrl: string | undefined;
   readonly #migrations: Migration[];
   readonly #channel: string;
   /** Fills `:schema` and `:channel` into a statement or migration text. */
   readonly #fill: (text: string) => string;
   readonly #onError: (error: unknown, where: string) => void;
-  readonly #listeners = new Set<PgListener>();
+  /** The one LISTEN connection, open while anything watches changes. */
+  #listener: PgListener | undefined;
+  readonly #watchers = new Set<(change?: StoreChange) => void>();
 
-  /** @throws ConfigError for an invalid schema name */
+  /** @throws ConfigError for an invalid schema name, or `pgbouncer` without `directUrl` */
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
     const schema = options.schema ?? 'baton';
     if (!SCHEMA_NAME.test(schema)) {
@@ -82,13 +107,17 @@ export class PostgresStore extends DriverStore<PgContext> {
     if (SYSTEM_SCHEMA.test(schema)) {
       throw new ConfigError(`schema name ${JSON.stringify(schema)} is reserved by PostgreSQL (pg_*, information_schema): name a schema of Baton's own`);
     }
-    const readOnly = options.readOnly ? ' -c default_transaction_read_only=on' : '';
-    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: 'baton', ...(readOnly ? { options: readOnly.trim() } : {}) });
-    // Claims, completions and lease renewals commit without waiting for the WAL flush
-    // (synchronous_commit off): a crash of the database server itself may forget the
-    // last few milliseconds of them, and those jobs simply run again (at-least-once,
-    // as after any crash). Enqueues, failures, cancels and checkpoints stay durable.
-    const hotPool = new pg.Pool({ connectionString, max: options.hotPoolSize ?? 4, application_name: 'baton', options: `-c synchronous_commit=off${readOnly}` });
+    if (options.pgbouncer && !options.directUrl) {
+      throw new ConfigError('pgbouncer=true: LISTEN and migrations cannot go through transaction pooling; give a direct URL to PostgreSQL (createBaton option directDatabase, or BATON_DIRECT_DATABASE_URL)');
+    }
+    const readOnly = options.readOnly ? { options: '-c default_transaction_read_only=on' } : {};
+    const pool = new pg.Pool({
+      connectionString: options.pgbouncer && options.readOnly ? options.directUrl : connectionString,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      application_name: 'baton',
+      ...readOnly,
+    });
+    const named = !options.pgbouncer;
     const channel = channelPrefix(schema);
     const texts = new Map<string, { text: string; name: string | undefined }>();
     /** The statement as sent, and its prepared-statement name when it has a label. */
@@ -97,7 +126,7 @@ export class PostgresStore extends DriverStore<PgContext> {
       let s = texts.get(key);
       if (!s) {
         const text = raw.replaceAll(':schema', `"${schema}"`).replaceAll(':channel', channel);
-        texts.set(key, (s = { text, name: label === null ? undefined : statementName(label, text) }));
+        texts.set(key, (s = { text, name: label === null || !named ? undefined : statementName(label, text) }));
       }
       return s;
     };
@@ -105,11 +134,11 @@ export class PostgresStore extends DriverStore<PgContext> {
       {
         schema,
         sql: (text) => statement(null, text).text,
-        async query(label, raw, values = [], options) {
+        async query(label, raw, values = []) {
           const { text, name } = statement(label, raw);
-          return (await (options?.hot ? hotPool : pool).query({ text, values, ...(name ? { name } : {}) })).rows;
+          return (await pool.query({ text, values, ...(name ? { name } : {}) })).rows;
         },
-        transaction: (fn) => transaction(pool, fn),
+        transaction: (fn) => pooledTransaction(pool, fn),
       },
       operations,
     );
@@ -117,15 +146,14 @@ export class PostgresStore extends DriverStore<PgContext> {
     this.#channel = channel;
     this.#fill = (text) => statement(null, text).text;
     this.#pool = pool;
-    this.#hotPool = hotPool;
-    this.#connectionString = connectionString;
+    this.#listenUrl = options.directUrl ?? connectionString;
+    this.#directUrl = options.directUrl;
     this.#migrations = options.migrations ?? postgresMigrations;
     this.#onError = options.onError ?? (() => undefined);
     this.#clock = new ServerClock(options.hostClock ?? systemClock);
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
     pool.on('error', (error) => this.#onError(error, 'pool'));
-    hotPool.on('error', (error) => this.#onError(error, 'pool'));
   }
 
   /** The server's time: this host's clock plus the offset of the latest {@link clockSync}. */
@@ -153,7 +181,7 @@ export class PostgresStore extends DriverStore<PgContext> {
   async migrate(): Promise<void> {
     const q = `"${this.schema}"`;
     await runMigrations(this.#migrations, `schema "${this.schema}"`, (fn) =>
-      transaction(this.#pool, async (client) => {
+      this.#directTransaction(async (client) => {
         // One migrator at a time across every process and host.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`baton.migrate.${this.schema}`]);
         return fn({
@@ -172,45 +200,79 @@ export class PostgresStore extends DriverStore<PgContext> {
     );
   }
 
+  /**
+   * Runs `fn` inside BEGIN … COMMIT on a connection of its own to the direct URL
+   * (closed after), or on a pool connection when there is no direct URL.
+   */
+  async #directTransaction<T>(fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+    if (this.#directUrl === undefined) return pooledTransaction(this.#pool, fn);
+    const client = new pg.Client({ connectionString: this.#directUrl, application_name: 'baton' });
+    client.on('error', (error) => this.#onError(error, 'direct'));
+    await client.connect();
+    try {
+      return await transaction(client, fn);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Every watcher of the process shares one LISTEN connection (to the direct URL),
+   * opened with the first watcher and closed with the last.
+   */
   watchChanges({ listener }: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void {
-    const cancelChannel = `${this.#channel}_cancel`;
-    const onNotify = (message?: { channel: string; payload: string | undefined }) => {
-      if (message?.channel !== cancelChannel || !message.payload) return listener();
-      try {
-        // The trigger sends {"id", "reason"}: the worker can abort at once, without a read.
-        const { id, reason } = JSON.parse(message.payload) as { id: number; reason: string | null };
-        listener({ cancel: { id: Number(id), reason } });
-      } catch {
-        listener();
-      }
-    };
-    const pgListener = new PgListener(this.#connectionString, [`${this.#channel}_jobs`, cancelChannel], onNotify, this.#onError);
-    this.#listeners.add(pgListener);
+    this.#watchers.add(listener);
+    this.#listener ??= this.#listen();
     return () => {
-      this.#listeners.delete(pgListener);
-      void pgListener.close();
+      if (!this.#watchers.delete(listener) || this.#watchers.size > 0) return;
+      void this.#listener?.close();
+      this.#listener = undefined;
     };
   }
 
+  #listen(): PgListener {
+    const cancelChannel = `${this.#channel}_cancel`;
+    const notify = (change?: StoreChange) => this.#watchers.forEach((watcher) => watcher(change));
+    const onNotify = (message?: { channel: string; payload: string | undefined }) => {
+      if (message?.channel !== cancelChannel || !message.payload) return notify();
+      try {
+        // The trigger sends {"id", "reason"}: the worker can abort at once, without a read.
+        const { id, reason } = JSON.parse(message.payload) as { id: number; reason: string | null };
+        notify({ cancel: { id: Number(id), reason } });
+      } catch {
+        notify();
+      }
+    };
+    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel], onNotify, this.#onError);
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.#listeners].map((l) => l.close()));
-    this.#listeners.clear();
-    await Promise.all([this.#pool.end(), this.#hotPool.end()]);
+    this.#watchers.clear();
+    await this.#listener?.close();
+    this.#listener = undefined;
+    await this.#pool.end();
   }
 }
 
 /** Runs `fn` on one connection of `pool` inside BEGIN … COMMIT; ROLLBACK when it throws. */
-async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function pooledTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    return await transaction(client, fn);
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `fn` on `client` inside BEGIN … COMMIT; ROLLBACK when it throws. */
+async function transaction<C extends pg.ClientBase, T>(client: C, fn: (client: C) => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
     const value = await fn(client);
     await client.query('COMMIT');
     return value;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
-  } finally {
-    client.release();
   }
 }

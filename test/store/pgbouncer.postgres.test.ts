@@ -1,0 +1,199 @@
+/**
+ * PgBouncer in transaction pooling mode (README "PostgreSQL connections and
+ * PgBouncer"): each test starts Debian's pgbouncer (1.18) in front of the test
+ * server, with fewer server connections than the Batons' pools hold, so
+ * consecutive statements of one client land on different server connections —
+ * what breaks a named prepared statement or a session setting. The Batons go
+ * through it with `?pgbouncer=true` and reach PostgreSQL directly (directDatabase)
+ * only for LISTEN and migrations. Two Batons on one schema stand for two processes:
+ * each has its own pool and its own LISTEN connection.
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { CancelledError, defineSchedule, defineTask, type Baton, type JobContext } from 'baton-jobs';
+import { openBaton, postgresUrl, tempDatabase, tempDir } from '../helpers/db.js';
+import { collectEvents, waitForEvent } from '../helpers/events.js';
+import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
+
+/** Never polls: a worker sees other instances' enqueues and cancels only through LISTEN. */
+const PUSH_ONLY = { pollInterval: 600_000, cancelPollInterval: 600_000 };
+
+const echo = defineTask('pgb-echo', { handler: async (payload: { n: number }) => ({ n: payload.n }) });
+
+/** Waits for its signal, then throws the abort reason: records what it saw in `seen`. */
+function waiter(seen: unknown[]) {
+  return defineTask('pgb-wait', {
+    handler: async (_payload: null, ctx: JobContext) => {
+      if (!ctx.signal.aborted) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      seen.push(ctx.signal.reason);
+      throw ctx.signal.reason;
+    },
+  });
+}
+
+/** A bouncer with 2 server connections and `open()` for Batons through it on a fresh schema (pool of 4 each). */
+async function throughBouncer() {
+  const bouncer = await startPgBouncer(postgresUrl, { poolSize: 2 });
+  const schema = new URL(tempDatabase().url).searchParams.get('schema')!;
+  const database = `${bouncer.url}?schema=${schema}&pgbouncer=true&pool_size=4`;
+  const open = (options: { readOnly?: boolean } = {}) => openBaton({ database, directDatabase: postgresUrl, ...options });
+  return { bouncer, schema, database, open };
+}
+
+/** Closes the Batons (workers first) while the bouncer still runs. */
+const closeAll = (...batons: Baton[]) => Promise.all(batons.map((b) => b.close()));
+
+/** Server connections behind the bouncer, each pinned by an open transaction: their setting and prepared statements. */
+async function serverSessions(bouncerUrl: string, count: number) {
+  const clients = Array.from({ length: count }, () => new pg.Client({ connectionString: bouncerUrl }));
+  try {
+    await Promise.all(clients.map((c) => c.connect()));
+    await Promise.all(clients.map((c) => c.query('BEGIN')));
+    return await Promise.all(clients.map(async (c) => (await c.query<{ pid: number; sc: string; prepared: number }>(
+      "SELECT pg_backend_pid() AS pid, current_setting('synchronous_commit') AS sc, (SELECT count(*) FROM pg_prepared_statements)::int AS prepared")).rows[0]!));
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
+
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBouncer in transaction pooling mode', () => {
+  it('migrates through the direct URL; enqueues from another instance wake the worker by LISTEN; every job is claimed and completed; no prepared statement or session setting is left on the server connections', async () => {
+    const { bouncer, schema, open } = await throughBouncer();
+    const a = await open();
+    const b = await open();
+    const migrated = await new pg.Client({ connectionString: postgresUrl });
+    await migrated.connect();
+    const versions = (await migrated.query(`SELECT version FROM "${schema}".baton_migrations ORDER BY version`)).rows.map((r) => r.version);
+    await migrated.end();
+    expect(versions.length).toBeGreaterThan(0);
+
+    const worker = a.worker({ tasks: [echo], concurrency: 4, ...PUSH_ONLY });
+    await worker.start();
+    const completed = collectEvents(worker, 'job:completed', 40);
+    // Enqueued by the other instance, in several transactions: only the NOTIFY can wake the worker.
+    for (let i = 0; i < 4; i++) await b.enqueueMany(Array.from({ length: 10 }, (_, j) => ({ task: echo, payload: { n: i * 10 + j } })));
+    const events = await completed;
+    expect(new Set(events.map((e) => e.job.id)).size).toBe(40);
+    const jobs = await b.listJobs({ limit: 100 });
+    expect(jobs.map((j) => j.state)).toEqual(Array(40).fill('completed'));
+    expect(jobs.map((j) => (j.result as { n: number }).n).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+
+    const sessions = await serverSessions(bouncer.url, 2);
+    expect(new Set(sessions.map((s) => s.pid)).size).toBe(2);
+    for (const s of sessions) expect(s).toMatchObject({ sc: 'on', prepared: 0 });
+    await closeAll(a, b);
+  });
+
+  it('a cancel from another instance reaches the running handler through the direct LISTEN connection', async () => {
+    const { open } = await throughBouncer();
+    const a = await open();
+    const b = await open();
+    const seen: unknown[] = [];
+    const wait = waiter(seen);
+    const worker = a.worker({ tasks: [wait], ...PUSH_ONLY });
+    await worker.start();
+    const started = waitForEvent(worker, 'job:claimed');
+    const job = await a.enqueue(wait, null);
+    await started;
+    const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id);
+    expect((await b.cancel(job.id, 'from b')).outcome).toBe('requested');
+    await cancelled;
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(CancelledError);
+    expect((await b.getJob(job.id)).state).toBe('cancelled');
+    await closeAll(a, b);
+  });
+
+  it('a schedule ticks: the tick is enqueued (compare-and-set and insert in one transaction) and run', async () => {
+    const { open } = await throughBouncer();
+    const a = await open();
+    const worker = a.worker({ tasks: [echo], schedules: [defineSchedule('pgb-every-second', { every: 1000, task: echo, payload: { n: 7 } })] });
+    const ran = waitForEvent(worker, 'job:completed', (e) => e.job.task === echo.name);
+    await worker.start();
+    const { job } = await ran;
+    expect((await a.getJob(job.id)).result).toEqual({ n: 7 });
+    await closeAll(a);
+  });
+
+  it('hand-off on shutdown: a stopping worker releases its running job and a worker of the other instance completes it', async () => {
+    const { open } = await throughBouncer();
+    const a = await open();
+    const b = await open();
+    const seen: unknown[] = [];
+    const wait = waiter(seen);
+    const first = a.worker({ tasks: [wait], drainTimeout: 0, ...PUSH_ONLY });
+    await first.start();
+    const started = waitForEvent(first, 'job:claimed');
+    const job = await a.enqueue(wait, null);
+    await started;
+    const summary = await first.stop();
+    expect(summary).toMatchObject({ released: 1, unreleased: [] });
+    expect(await b.getJob(job.id)).toMatchObject({ state: 'queued', attempt: 0 });
+
+    // The next run completes: the handler is one that returns.
+    const finish = defineTask('pgb-wait', { handler: async () => 'done' });
+    const second = b.worker({ tasks: [finish] });
+    const done = waitForEvent(second, 'job:completed', (e) => e.job.id === job.id);
+    await second.start();
+    await done;
+    expect(await b.getJob(job.id)).toMatchObject({ state: 'completed', attempt: 1, result: 'done' });
+    await closeAll(a, b);
+  });
+});
+
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBouncer, configured by the environment and read-only', () => {
+  it('BATON_DIRECT_DATABASE_URL is the direct URL when no directDatabase is given (what the CLI reads)', async () => {
+    const { database } = await throughBouncer();
+    process.env.BATON_DIRECT_DATABASE_URL = postgresUrl;
+    let baton: Baton;
+    try {
+      baton = await openBaton({ database });
+    } finally {
+      delete process.env.BATON_DIRECT_DATABASE_URL;
+    }
+    const worker = baton.worker({ tasks: [echo] });
+    const done = waitForEvent(worker, 'job:completed');
+    await worker.start();
+    const job = await baton.enqueue(echo, { n: 3 });
+    expect((await done).job.id).toBe(job.id);
+    await closeAll(baton);
+  });
+
+  it('reads through the direct URL (PgBouncer refuses its read-only start setting) and refuses writes with StoreError', async () => {
+    const { open } = await throughBouncer();
+    const writer = await open();
+    const job = await writer.enqueue(echo, { n: 1 });
+    const reader = await open({ readOnly: true });
+    expect((await reader.getJob(job.id)).payload).toEqual({ n: 1 });
+    await expect(reader.enqueue(echo, { n: 2 })).rejects.toThrow(/read-only transaction/);
+    expect(await writer.listJobs()).toHaveLength(1);
+    await closeAll(writer, reader);
+  });
+});
+
+describe('pgbouncer=true settings', () => {
+  it('without a direct URL: ConfigError naming directDatabase, before any connection', async () => {
+    const database = `${postgresUrl}?pgbouncer=true`;
+    await expect(openBaton({ database })).rejects.toThrow(/pgbouncer=true.*directDatabase/);
+  });
+
+  it('bad ?pool_size= and ?pgbouncer= values, and Baton parameters on the direct URL: ConfigError naming them', async () => {
+    await expect(openBaton({ database: `${postgresUrl}?pool_size=0` })).rejects.toThrow(/\?pool_size=0 is not a whole number of connections from 1 to 1000/);
+    await expect(openBaton({ database: `${postgresUrl}?pool_size=2.5` })).rejects.toThrow(/\?pool_size=2\.5/);
+    await expect(openBaton({ database: `${postgresUrl}?pgbouncer=yes` })).rejects.toThrow(/\?pgbouncer=yes must be true or false/);
+    await expect(openBaton({ database: postgresUrl, directDatabase: `${postgresUrl}?schema=x` })).rejects.toThrow(/belong on the database URL/);
+    await expect(openBaton({ database: postgresUrl, directDatabase: 'mysql://x' })).rejects.toThrow(/direct database URL "mysql:\/\/x" is not a postgres:\/\/ URL/);
+  });
+
+  it('a direct URL given for SQLite is a ConfigError; BATON_DIRECT_DATABASE_URL applies to PostgreSQL URLs only', async () => {
+    const database = `sqlite:${tempDir()}/baton.db`;
+    await expect(openBaton({ database, directDatabase: postgresUrl })).rejects.toThrow(/applies to PostgreSQL only/);
+    process.env.BATON_DIRECT_DATABASE_URL = 'postgres://nobody@127.0.0.1:1/none';
+    try {
+      const baton = await openBaton({ database });
+      await baton.enqueue(echo, { n: 1 });
+    } finally {
+      delete process.env.BATON_DIRECT_DATABASE_URL;
+    }
+  });
+});
