@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { storableString } from '../validation.js';
 import type { FinishedState } from '../store/store.js';
+import { MAX_DELETE_BATCH, MAX_KEEP } from '../store/delete-batch.js';
 
 /** How long jobs of one state are kept after they finish: ms (0 = removed at the next pass), or false = forever. */
 export type RetentionAge = number | false;
@@ -57,9 +58,6 @@ export const DEFAULT_RETENTION: Readonly<Record<FinishedState, number>> = Object
 /** The longest retention age accepted, ms: 10 years (use false to keep forever). */
 export const MAX_RETENTION_MS = 315_360_000_000;
 
-/** The largest keep-N accepted (the pass reads that many index entries of the queue). */
-export const MAX_KEEP = 1_000_000;
-
 /** The finished states, in the order the pruner handles them. */
 export const FINISHED_STATES: readonly FinishedState[] = ['completed', 'cancelled', 'failed'];
 
@@ -87,7 +85,7 @@ const retentionObject = z
         )
         .optional(),
       interval: z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(10, 'must be at least 10 ms').max(2_147_483_647).optional(),
-      batchSize: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(1, 'must be at least 1').max(10_000, 'must be at most 10000').optional(),
+      batchSize: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(1, 'must be at least 1').max(MAX_DELETE_BATCH, `must be at most ${MAX_DELETE_BATCH}`).optional(),
     })
     .strict();
 

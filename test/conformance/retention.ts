@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from 'baton-jobs';
 import type { Job } from '../../src/job/types.js';
 import type { FinishedState, NewJob, Store } from '../../src/store/store.js';
 import { get, insert, running, T0, type Harness } from './harness.js';
@@ -108,6 +109,20 @@ export function retentionTests(h: Harness): void {
       expect(await store.jobDeleteFinished({ states: ['failed'], limit: 10 })).toBe(0);
       expect((await get(store, job.id)).state).toBe('queued');
     });
+  });
+
+  it('a limit outside 1..10000 or a keep outside 0..1000000 is refused with a ConfigError naming it, before anything is deleted', async () => {
+    const { store } = await h.setup();
+    const job = await finished(store, 'completed', T0);
+    for (const limit of [0, -1, 1.5, 10_001, Number.NaN]) {
+      await expect(store.jobDeleteFinished({ states: ['completed'], limit })).rejects.toThrow(ConfigError);
+      await expect(store.jobDeleteFinished({ states: ['completed'], limit })).rejects.toThrow(/jobDeleteFinished: limit must be an integer from 1 to 10000/);
+      await expect(store.jobDeleteFinishedBeyond({ queue: 'default', keep: 0, limit })).rejects.toThrow(/jobDeleteFinishedBeyond: limit/);
+    }
+    for (const keep of [-1, 0.5, 1_000_001]) {
+      await expect(store.jobDeleteFinishedBeyond({ queue: 'default', keep, limit: 10 })).rejects.toThrow(/jobDeleteFinishedBeyond: keep must be an integer from 0 to 1000000/);
+    }
+    expect(await ids(store)).toEqual([job.id]);
   });
 
   describe('jobDeleteFinishedBeyond', () => {

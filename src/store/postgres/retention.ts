@@ -1,3 +1,4 @@
+import { checkDeleteBatch } from '../delete-batch.js';
 import type { StoreParams } from '../store.js';
 import { date, type PgContext } from './context.js';
 
@@ -19,6 +20,7 @@ async function deletePicked(ctx: PgContext, name: string, pick: string, recheck:
 }
 
 export async function jobDeleteFinished(ctx: PgContext, p: StoreParams<'jobDeleteFinished'>): Promise<number> {
+  checkDeleteBatch('jobDeleteFinished', p);
   const states = [...new Set(p.states)];
   if (states.length === 0) return 0;
   const values: unknown[] = [p.limit, states];
@@ -39,6 +41,7 @@ export async function jobDeleteFinished(ctx: PgContext, p: StoreParams<'jobDelet
 }
 
 export async function jobDeleteFinishedBeyond(ctx: PgContext, { queue, keep, limit }: StoreParams<'jobDeleteFinishedBeyond'>): Promise<number> {
+  checkDeleteBatch('jobDeleteFinishedBeyond', { limit, keep });
   // The keep-th newest finished job of the queue is the boundary; everything older goes.
   // Fewer than `keep` finished jobs: the boundary is NULL and nothing matches.
   const older = keep === 0

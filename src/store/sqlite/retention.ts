@@ -1,3 +1,4 @@
+import { checkDeleteBatch } from '../delete-batch.js';
 import type { FinishedState, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 
@@ -37,6 +38,7 @@ function deleteAndReclaim(ctx: SqliteContext, text: string, values: Record<strin
 }
 
 export async function jobDeleteFinished(ctx: SqliteContext, p: StoreParams<'jobDeleteFinished'>): Promise<number> {
+  checkDeleteBatch('jobDeleteFinished', p);
   const states = [...new Set(p.states)];
   if (states.length === 0) return 0;
   const values: Record<string, unknown> = { limit: p.limit };
@@ -50,6 +52,7 @@ export async function jobDeleteFinished(ctx: SqliteContext, p: StoreParams<'jobD
 }
 
 export async function jobDeleteFinishedBeyond(ctx: SqliteContext, { queue, keep, limit }: StoreParams<'jobDeleteFinishedBeyond'>): Promise<number> {
+  checkDeleteBatch('jobDeleteFinishedBeyond', { limit, keep });
   // The keep-th newest finished job of the queue is the boundary; everything older goes.
   // Fewer than `keep` finished jobs: the boundary is NULL and nothing matches.
   const older = keep === 0
