@@ -7,7 +7,7 @@
  * time; finished jobs are made at exact times through the store.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createMetrics, defineTask, type Baton, type WorkerEvents } from 'baton-jobs';
+import { ConfigError, createHttpApp, createMetrics, defineTask, type Baton, type WorkerEvents } from 'baton-jobs';
 import { finished } from '../conformance/retention.js';
 import { get, insert, running, T0 } from '../conformance/harness.js';
 import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';
@@ -169,6 +169,22 @@ describe('pruner', () => {
     expect((await baton.store.serviceList({ now: Date.now() })).map((s) => s.name)).toEqual(['baton:pruner']);
     expect(await metrics.text()).toMatch(/^baton_jobs_pruned_total\{queue="\*",state="completed"\} 1$/m);
     metrics.close();
+  });
+
+  it('pausing the service baton:pruner (here through the HTTP API, name URL-encoded) stops pruning fleet-wide until it is resumed', async () => {
+    const baton = await openBaton();
+    const job = await finished(baton.store, 'completed', Date.now() - 10);
+    const worker = baton.worker({ tasks: [noop], retention: { completed: 0 } });
+    await baton.store.serviceEnsure({ name: 'baton:pruner', now: Date.now() });
+    const app = createHttpApp(baton);
+    const pause = await app.request('/api/services/baton%3Apruner/pause', { method: 'POST', headers: { 'content-type': 'application/json' } });
+    expect(pause.status).toBe(200);
+    expect(((await pause.json()) as { service: { name: string; paused: boolean } }).service).toMatchObject({ name: 'baton:pruner', paused: true });
+    await worker.loops.service('baton:pruner');
+    expect(await ids(baton)).toEqual([job.id]);
+    await baton.services.resume('baton:pruner');
+    await worker.loops.service('baton:pruner');
+    expect(await ids(baton)).toEqual([]);
   });
 
   it('three processes: exactly one prunes at a time (the service intervals they report never overlap) and together they remove every expired job', async () => {
