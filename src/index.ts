@@ -30,6 +30,8 @@ export { parseCadence, type Cadence, type ParsedCadence } from './schedule/cron.
 export { defineService, type Service, type ServiceOptions, type ServiceContext } from './lease/service.js';
 export type { ServiceInfo, ServiceAdmin } from './lease/service-admin.js';
 export type { LockOptions, LockContext } from './lease/with-lock.js';
+export { DEFAULT_RETENTION, type RetentionOptions, type QueueRetention, type StateRetention, type RetentionAge } from './maintenance/retention.js';
+export { PRUNER_SERVICE, type PrunerEvents, type PruneReport } from './maintenance/pruner.js';
 export {
   BatonError,
   ValidationError,

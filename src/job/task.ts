@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { DEFINITION_NAME, parseConfig, validateWith } from '../validation.js';
 import { z } from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
+import { stateRetentionSchema, type StateRetention } from '../maintenance/retention.js';
 import type { JobContext } from '../worker/context.js';
 
 const TASK_BRAND = Symbol.for('baton.task');
@@ -23,6 +24,12 @@ export interface TaskOptions<Payload, Result, Input = Payload> {
   timeout?: number;
   /** Retry delay policy. @defaultValue {@link DEFAULT_BACKOFF} */
   backoff?: Backoff;
+  /**
+   * How long this task's finished jobs are kept, per state, in ms (false: forever),
+   * in every queue; wins over the queue's and the worker's `retention`. Applied by
+   * the pruner of the worker that runs this task. @defaultValue the queue's, else the worker's
+   */
+  retention?: StateRetention;
 }
 
 /** A task: a name plus its handler. Create with {@link defineTask}. `Input` is what `enqueue` takes. */
@@ -34,6 +41,7 @@ export interface Task<Payload = unknown, Result = unknown, Input = Payload> {
   readonly maxAttempts: number | undefined;
   readonly timeout: number | undefined;
   readonly backoff: Backoff | undefined;
+  readonly retention: StateRetention | undefined;
 }
 
 /** Any task, whatever its payload and result types. */
@@ -50,6 +58,7 @@ const taskOptionsSchema = z.object({
   maxAttempts: z.number().int().min(1).max(1000).optional(),
   timeout: z.number().int().positive().max(2_147_483_647).optional(),
   backoff: backoffSchema.optional(),
+  retention: stateRetentionSchema.optional(),
 });
 
 /**
@@ -80,6 +89,7 @@ export function defineTask<Payload = unknown, Result = unknown, Input = Payload>
     maxAttempts: options.maxAttempts,
     timeout: options.timeout,
     backoff: options.backoff,
+    retention: options.retention,
   });
 }
 

@@ -149,4 +149,10 @@ export abstract class DriverStore<C> implements Store {
   queueThroughput(params: StoreParams<'queueThroughput'>) {
     return this.#operations.queueThroughput(this.#context, params);
   }
+  jobDeleteFinished(params: StoreParams<'jobDeleteFinished'>) {
+    return this.#operations.jobDeleteFinished(this.#context, params);
+  }
+  jobDeleteFinishedBeyond(params: StoreParams<'jobDeleteFinishedBeyond'>) {
+    return this.#operations.jobDeleteFinishedBeyond(this.#context, params);
+  }
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -298,6 +298,31 @@ export interface Store {
    * (`minute` = start of the minute, ms since the epoch), oldest first.
    */
   queueThroughput(params: { since: number }): Promise<ThroughputRow[]>;
+
+  /**
+   * Deletes up to `limit` finished jobs matching the filter, oldest first (finished_at,
+   * then id), in one statement: one bounded batch per call, read through the index of
+   * finished jobs by state, so no statement scans or locks the whole table. Queued and
+   * running jobs are never deleted, nor a job that leaves a matching state while the
+   * batch runs (retried meanwhile). Callers loop until it returns less than `limit`.
+   * Used by the pruner (retention) and by purges of finished jobs by filter.
+   * SQLite: the pages freed go back to the file system at once when the file was
+   * created with incremental auto-vacuum (every file Baton creates).
+   * @param params.limit - batch size, 1..10000
+   * @returns how many jobs were deleted (0 when none matched)
+   */
+  jobDeleteFinished(params: FinishedJobFilter & { limit: number }): Promise<number>;
+
+  /**
+   * Keep-N: deletes up to `limit` finished jobs of `queue` beyond its newest `keep`
+   * (newest by finished_at, then id; every finished state counts), oldest first, in
+   * one statement. Cost: reads `keep` entries of the queue's index of finished jobs,
+   * plus the batch.
+   * @param params.keep - finished jobs to keep, 0..1000000
+   * @param params.limit - batch size, 1..10000
+   * @returns how many jobs were deleted (0 when the queue has at most `keep`)
+   */
+  jobDeleteFinishedBeyond(params: { queue: string; keep: number; limit: number }): Promise<number>;
 
   /**
    * Watches for changes committed by other connections (other processes). Calls

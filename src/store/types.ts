@@ -159,3 +159,22 @@ export interface ThroughputRow {
   completed: number;
   failed: number;
 }
+
+/** The states of a finished job: the ones retention and purges remove. */
+export type FinishedState = Extract<JobState, 'completed' | 'failed' | 'cancelled'>;
+
+/**
+ * Which finished jobs `jobDeleteFinished` removes: every given field must match.
+ * `finishedBefore` is exclusive (finished_at < finishedBefore), in ms since the epoch.
+ */
+export interface FinishedJobFilter {
+  /** At least one state; a queued or running job is never matched, whatever is given. */
+  states: FinishedState[];
+  queue?: string;
+  task?: string;
+  finishedBefore?: number;
+  /** Leave jobs of these queues alone (the pruner: queues with a retention of their own). */
+  exceptQueues?: string[];
+  /** Leave jobs of these tasks alone (the pruner: tasks with a retention of their own). */
+  exceptTasks?: string[];
+}

@@ -1,5 +1,6 @@
 import type { ClaimedJob, Progress } from '../job/types.js';
 import type { ServiceEvents } from '../lease/service.js';
+import type { PrunerEvents } from '../maintenance/pruner.js';
 import type { SchedulerEvents } from '../schedule/scheduler.js';
 
 /** Summary `worker.stop()` resolves with. Counts are jobs. */
@@ -48,11 +49,11 @@ export interface JobEvents {
 
 /**
  * Every event a worker emits (names `noun:verb`): its lifecycle, its jobs' events,
- * and those of the scheduler and the service runners it hosts, merged.
+ * and those of the scheduler, the service runners and the pruner it hosts, merged.
  * Listeners run synchronously; a listener that throws is logged and never
  * crashes the worker (see `TypedEmitter.emit`).
  */
-export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents {
+export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents, PrunerEvents {
   'worker:started': { workerId: string };
   /** `stop()` was called (or SIGTERM/SIGINT under the CLI). */
   'worker:stopping': { workerId: string; running: number };

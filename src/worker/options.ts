@@ -8,6 +8,8 @@ import { parseConfig, storableString } from '../validation.js';
 import { isTask, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
+import { retentionOptionsSchema, type RetentionOptions } from '../maintenance/retention.js';
+import { PRUNER_SERVICE } from '../maintenance/pruner.js';
 
 const ms = (min = 1) =>
   z
@@ -34,6 +36,7 @@ const schema = z
     abortGrace: ms(0).optional(),
     cancelGrace: ms(0).optional(),
     progressInterval: ms(0).optional(),
+    retention: retentionOptionsSchema.optional(),
     workerId: z.string().min(1).max(200).optional(),
     logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
     clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
@@ -80,6 +83,14 @@ export interface WorkerOptions {
   cancelGrace?: number;
   /** Minimum time between two progress writes of one job. @defaultValue 250 */
   progressInterval?: number;
+  /**
+   * Retention of finished jobs (README "Retention"): ages per state (ms, false =
+   * forever), per queue (`queues`, with `keep` = at most N finished jobs), the pass
+   * `interval` and `batchSize`. This worker hosts the pruner service, which one
+   * worker of the fleet at a time runs with its own settings; `false` = this worker
+   * never prunes. @defaultValue {} (completed and cancelled 1 day, failed 7 days, every 60 s)
+   */
+  retention?: RetentionOptions | false;
   /** Lease owner name. @defaultValue "host:pid:random" */
   workerId?: string;
   /** @defaultValue the Baton's logger */
@@ -114,6 +125,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       seen.add(item.name);
     }
   }
+  if (o.retention !== false && services.some((s) => s.name === PRUNER_SERVICE)) {
+    throw new ConfigError(`worker option services: "${PRUNER_SERVICE}" is the built-in pruner's name; give your service another one`);
+  }
   const names = new Set<string>();
   for (const task of o.tasks) {
     if (names.has(task.name)) throw new ConfigError(`worker option tasks: two tasks are named "${task.name}"`);
@@ -136,6 +150,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     abortGrace: o.abortGrace ?? 5000,
     cancelGrace: o.cancelGrace ?? 5000,
     progressInterval: o.progressInterval ?? 250,
+    retention: o.retention ?? {},
     workerId: o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
   };
 }

@@ -9,6 +9,7 @@ import { upsertSchedule } from '../schedule/schedule.js';
 import { applyCancelRequests } from '../cancellation/apply-cancel-requests.js';
 import { pollCancelRequests } from '../cancellation/poll-cancel-requests.js';
 import { Rescuer } from '../maintenance/rescuer.js';
+import { Pruner } from '../maintenance/pruner.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat } from './heartbeat.js';
@@ -36,7 +37,8 @@ export interface WorkerDeps {
  * ```
  * Background loops: fetch (claims on wake-up, slot free, and every pollInterval),
  * heartbeat (one statement renews all leases), cancel poll (cancellation/), and the
- * rescuer of expired leases (maintenance/). Every loop's errors become `worker:error` events and logs; none can crash
+ * rescuer of expired leases and the pruner of finished jobs (maintenance/; the pruner
+ * is a service, run by one worker of the fleet at a time). Every loop's errors become `worker:error` events and logs; none can crash
  * the process.
  */
 export class Worker {
@@ -51,6 +53,7 @@ export class Worker {
   readonly #rescuer: Rescuer;
   readonly #scheduler: Scheduler | undefined;
   readonly #services: ServiceRunner[];
+  readonly #pruner: Pruner | undefined;
   #unsubscribe: Array<() => void> = [];
   #started = false;
   /** When start() was called (ms since the epoch), for the registry. */
@@ -133,7 +136,10 @@ export class Worker {
       : undefined;
     // Ticks this worker enqueued are not seen by its own change watch: claim them now.
     this.#events.on('schedule:enqueued', () => this.#wake());
-    this.#services = o.services.map((service) => {
+    this.#pruner = o.retention === false
+      ? undefined
+      : new Pruner({ store: deps.store, clock, logger: logger.child({ component: 'pruner' }), events: this.#events, options: o.retention, tasks: o.tasks });
+    this.#services = [...o.services, ...(this.#pruner ? [this.#pruner.service()] : [])].map((service) => {
       let failures = 0;
       return new ServiceRunner(service, {
         store: deps.store,
@@ -286,5 +292,13 @@ export class Worker {
     cancelPoll: () => this.#cancels.runOnce(),
     /** One rescue pass at `now` (default: the clock); returns what it settled. @throws StoreError */
     rescue: (now?: number) => this.#rescuer.runOnce(now),
+    /**
+     * One pruning pass at `now` (default: the clock), outside the service's lease;
+     * returns what it deleted. @throws Error when this worker has `retention: false`; StoreError
+     */
+    prune: (now?: number) => {
+      if (!this.#pruner) throw new Error('this worker has retention: false and runs no pruner');
+      return this.#pruner.runOnce(now);
+    },
   };
 }

@@ -3,6 +3,7 @@ import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
 import { leaseTests } from './leases.js';
+import { retentionTests } from './retention.js';
 import { scheduleServiceTests } from './schedules-services.js';
 import { workerTests } from './workers.js';
 
@@ -16,7 +17,7 @@ export type { StoreFactory } from './harness.js';
  *
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
- * leases), schedules-services.ts, workers.ts (migrate, schemaCheck, worker registry, clock,
+ * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
@@ -27,5 +28,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     leaseTests(h);
     scheduleServiceTests(h);
     workerTests(h);
+    retentionTests(h);
   });
 }

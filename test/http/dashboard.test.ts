@@ -51,7 +51,7 @@ async function setup(
   const tasks = [...kit.tasks, flaky, ...(options.extraTasks ?? [])];
   const worker = baton.worker({ tasks, queues: options.queues ?? ['default'], concurrency: 8, services: options.services ?? [] });
   // Services run as soon as the worker starts: listen first.
-  const firstServiceRun = options.services?.length ? waitForEvent(worker, 'service:completed') : undefined;
+  const firstServiceRun = options.services?.length ? waitForEvent(worker, 'service:completed', (e) => e.service === 'cache-cleanup') : undefined;
   await worker.start();
   const app = createHttpApp(baton, { tasks, eventsInterval: 100, readToken: options.readToken, adminToken: options.adminToken });
   const server = await listen(app.fetch);

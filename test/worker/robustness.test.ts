@@ -305,7 +305,10 @@ describe('C05 shutdown hygiene', () => {
       cancelPollInterval: 200,
     });
     expect(worker.options.watchInterval).toBeGreaterThanOrEqual(10);
+    // The pruner's first pass runs at start (then every 60 s): idle begins after it.
+    const pruned = waitForEvent(worker, 'service:completed', (e) => e.service === 'baton:pruner');
     await worker.start();
+    await pruned;
     const mark = calls.length;
     await new Promise((resolve) => setTimeout(resolve, 400));
     // Idle for 400 ms with a 1 s poll: at most one claim and one rescue pass.

@@ -1,10 +1,11 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { createHttpApp } from '../../http/app.js';
 import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
+import type { StateRetention } from '../../maintenance/retention.js';
 import { loadWorkerModule } from '../load-tasks.js';
-import { collect, integer, milliseconds, openBaton, withDatabase } from '../options.js';
+import { collect, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJsonLine } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
@@ -21,6 +22,16 @@ interface WorkerFlags {
   json?: boolean;
   http?: number;
   httpHost?: string;
+  retention?: StateRetention;
+  /** false with --no-prune. */
+  prune?: boolean;
+}
+
+/** Parser of a repeatable `--retention STATE=MS|forever` into one {@link StateRetention}. */
+function retentionFlag(value: string, previous: StateRetention = {}): StateRetention {
+  const match = /^(completed|failed|cancelled)=(forever|\d+)$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError(`"${value}" is not STATE=MS or STATE=forever (STATE: completed, failed or cancelled).`);
+  return { ...previous, [match[1]!]: match[2] === 'forever' ? false : Number(match[2]) };
 }
 
 /** Events printed as JSON lines with `--json`. */
@@ -53,11 +64,14 @@ export function workerCommand(): Command {
     .option('--cancel-grace <ms>', 'time a cancelled job gets before it is recorded cancelled anyway (default: 5000)', milliseconds)
     .option('--lease-ttl <ms>', 'lease length; a crashed worker\'s jobs are taken over after it (default: 30000)', milliseconds)
     .option('--poll-interval <ms>', 'safety-net poll for due jobs (default: 1000)', milliseconds)
+    .option('--retention <state=ms>', 'keep finished jobs of a state (completed, failed, cancelled) this many ms, or "forever"; repeat for several (default: completed=86400000 cancelled=86400000 failed=604800000)', retentionFlag)
+    .option('--no-prune', 'this worker never runs the pruner of finished jobs (one worker of the fleet prunes at a time)')
     .option('--no-scheduler', 'do not enqueue the ticks of stored schedules (on by default, exactly once per tick across workers)')
     .option('--json', 'print one JSON line per job event on stdout')
     .option('--http <port>', 'also serve the HTTP API, /metrics and the dashboard on this port (tokens: $BATON_ADMIN_TOKEN, $BATON_API_TOKEN)', integer(0, 65535))
     .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
+      if (flags.prune === false && flags.retention) throw new UsageError('--no-prune and --retention contradict each other: a worker that never prunes applies no retention');
       const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
       // Before the database is created or migrated (and the worker started).
       if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokensFromEnv({}));
@@ -70,6 +84,8 @@ export function workerCommand(): Command {
       if (flags.cancelGrace !== undefined) options.cancelGrace = flags.cancelGrace;
       if (flags.leaseTtl !== undefined) options.leaseTtl = flags.leaseTtl;
       if (flags.pollInterval !== undefined) options.pollInterval = flags.pollInterval;
+      if (flags.prune === false) options.retention = false;
+      else if (flags.retention) options.retention = flags.retention;
       let worker;
       try {
         worker = baton.worker(options);
@@ -85,6 +101,7 @@ export function workerCommand(): Command {
             printJsonLine({ event: name, jobId: p.job.id, task: p.job.task, attempt: p.job.attempt, ...(p.message ? { message: p.message } : {}), ...(reason !== undefined ? { reason } : {}), ...(p.retryAt !== undefined ? { retryAt: p.retryAt } : {}), ...(p.abandoned ? { abandoned: true } : {}) });
           });
         }
+        worker.on('jobs:pruned', (e) => printJsonLine({ event: 'jobs:pruned', ...e }));
       }
 
       // A promise a handler left rejected and unhandled would end the process (Node's

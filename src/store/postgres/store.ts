@@ -12,6 +12,7 @@ import { PgListener } from './listener.js';
 import { migrations as postgresMigrations } from './migrations/index.js';
 import { channelPrefix, statementName } from './names.js';
 import * as queues from './queues.js';
+import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import { ServerClock } from './server-clock.js';
 import * as services from './services.js';
@@ -68,7 +69,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Every operation of the PostgreSQL driver, one file per concern. */
-const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers };
+const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers };
 
 /**
  * The fleet driver: node-postgres with one pool (`poolSize` connections) and one

@@ -12,6 +12,7 @@ import { migrations as sqliteMigrations } from './migrations/index.js';
 import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
 import * as queues from './queues.js';
+import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
@@ -41,7 +42,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...leases, ...services, ...schedules, ...workers });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a
@@ -72,6 +73,10 @@ export class SqliteStore extends DriverStore<SqliteContext> {
       // Opening waits for the lock synchronously (once, at start: switching a new file to
       // WAL needs it); afterwards a statement gives up within a few ms and busy.ts retries.
       db = new Database(filename, { timeout: OPEN_BUSY_TIMEOUT_MS });
+      // A new file gives pages freed by deleted jobs back to the file system
+      // (retention.ts reclaims them after each delete batch); it can only be set
+      // before the first table exists. Older files keep reusing free pages instead.
+      if (isEmpty(db)) db.pragma('auto_vacuum = INCREMENTAL');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
     }
@@ -175,4 +180,9 @@ function openReadOnly(filename: string, busyTimeoutMs: number): Database.Databas
   const snapshot = new Database(image, { readonly: true });
   snapshot.prepare('SELECT count(*) FROM sqlite_master').get();
   return snapshot;
+}
+
+/** True for a file without any schema object yet (new, or created empty). */
+function isEmpty(db: Database.Database): boolean {
+  return (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n === 0;
 }
