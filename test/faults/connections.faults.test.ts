@@ -14,7 +14,7 @@
  * fleet while the count is sampled; every job completes, and after a graceful stop
  * no worker connection is left.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +26,6 @@ import { ChildHandle } from '../helpers/child.js';
 import { openBaton, tempDir } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { freePort } from '../helpers/pgbouncer.js';
-import { spawn } from 'node:child_process';
 
 const run = promisify(execFile);
 
@@ -43,9 +42,11 @@ const version = process.env.BATON_FAULTS_PG_VERSION ?? '15';
 const cluster = `baton_fleet_${randomBytes(4).toString('hex')}`;
 let created = false;
 
-// Whatever happened, the throwaway cluster goes.
+// Whatever happened, the throwaway cluster goes (after the workers: hooks run last-registered first).
 afterAll(async () => {
-  if (created) await run('pg_dropcluster', ['--stop', version, cluster], { timeout: 120_000 });
+  if (!created) return;
+  const { stdout } = await run('pg_lsclusters', ['--no-header']);
+  if (stdout.split('\n').some((line) => line.split(/\s+/)[1] === cluster)) await run('pg_dropcluster', ['--stop', version, cluster], { timeout: 120_000 });
 });
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fleet-worker.mjs', import.meta.url));

@@ -73,11 +73,12 @@ const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ..
 
 /**
  * The fleet driver: node-postgres with one pool (`poolSize` connections) and one
- * LISTEN connection per store, shared by every worker of the process. Claims use `FOR UPDATE SKIP LOCKED`
- * in one statement; completions, lease extensions and releases are one statement
- * per batch (unnest of arrays), every write about a running job fenced by its lease
- * token. Wake-ups and cancel requests arrive by LISTEN/NOTIFY (triggers send them
- * at commit) on a dedicated connection, with the workers' polling as the safety net.
+ * LISTEN connection per store, shared by every worker of the process. Claims use
+ * `FOR UPDATE SKIP LOCKED` in one statement; completions, lease extensions and
+ * releases are one statement per batch (unnest of arrays), every write about a
+ * running job fenced by its lease token. Wake-ups and cancel requests arrive by
+ * LISTEN/NOTIFY (triggers send them at commit) on that connection (to `directUrl`
+ * when given), with the workers' polling as the safety net.
  * Times are timestamptz; `now` comes from the caller, whose clock should be
  * {@link PostgresStore.clock}: the server's time, whatever this host's clock says.
  */
