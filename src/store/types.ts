@@ -159,3 +159,32 @@ export interface ThroughputRow {
   completed: number;
   failed: number;
 }
+
+/**
+ * Which jobs a bulk operation (retry, cancel, count, select) applies to: every
+ * given field must match. Times are ms since the epoch, compared strictly
+ * (`createdBefore: t` matches jobs created before t, not at t).
+ */
+export interface JobBulkFilter {
+  /** Jobs in one of these states; at least one. */
+  states: JobState[];
+  queue?: string;
+  task?: string;
+  createdBefore?: number;
+  /** Only finished jobs (finished_at set) that finished before it. */
+  finishedBefore?: number;
+}
+
+/** A paused queue: `pausedAt` ms since the epoch. */
+export interface PausedQueue {
+  queue: string;
+  pausedAt: number;
+}
+
+/** What `jobCancelMany` did, by id (ascending). */
+export interface CancelManyReport {
+  /** queued → cancelled now. */
+  cancelled: number[];
+  /** running: the cancel request is stored (or was already); the worker aborts the handler. */
+  requested: number[];
+}
