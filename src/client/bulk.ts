@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { JobState } from '../job/types.js';
+import type { JobBulkFilter } from '../store/store.js';
+import { parseInput, storableString } from '../validation.js';
+import type { ClientDeps } from './deps.js';
+import { knownJobId } from './query.js';
+
+/**
+ * Which jobs a bulk operation applies to: every given field must match. A filter
+ * with none of them is refused unless `all` is true, so that a forgotten flag never
+ * touches every job.
+ */
+export interface BulkFilter {
+  /** One state among those the operation applies to (default: all of them). */
+  state?: JobState;
+  queue?: string;
+  task?: string;
+  /** Jobs created strictly before this time (not for `purge`). */
+  createdBefore?: Date;
+  /** Jobs that finished strictly before this time. */
+  finishedBefore?: Date;
+  /** Allow a filter with no other field: every job the operation applies to. @defaultValue false */
+  all?: boolean;
+}
+
+/** Options of every bulk operation. */
+export interface BulkOptions {
+  /** Count the matching jobs and change nothing. @defaultValue false */
+  dryRun?: boolean;
+  /** Jobs per batch, each batch one transaction (or one statement), 1..10000. @defaultValue 1000 */
+  batchSize?: number;
+}
+
+/** What a bulk operation answers. With `dryRun`, `matched` is the count and every other figure is 0. */
+export interface BulkResult {
+  dryRun: boolean;
+  /** Jobs that matched the filter (with `dryRun`: now; otherwise: as each batch was read). */
+  matched: number;
+}
+
+/** What `retryMany` did: `retried` ≤ `matched`; the rest changed state meanwhile or have a key a live job holds. */
+export interface RetryManyResult extends BulkResult {
+  retried: number;
+}
+
+/** What `cancelMany` did: queued jobs `cancelled` at once; running ones `requested` (their workers abort them). */
+export interface CancelManyResult extends BulkResult {
+  cancelled: number;
+  requested: number;
+}
+
+/** What `purge` did. */
+export interface PurgeResult extends BulkResult {
+  deleted: number;
+}
+
+/** `baton.jobs`: deleting a job, and retrying, cancelling or purging many by filter. */
+export interface JobAdmin {
+  /**
+   * Deletes a job that is not running (queued, completed, failed or cancelled):
+   * its row is gone. A running job is refused: cancel it first.
+   * @returns the id and the state it had
+   * @throws NotFoundError for an unknown id (or one that is not a positive integer); ConflictError for a running job (state 'running')
+   */
+  delete(id: number): Promise<{ id: number; state: JobState }>;
+  /**
+   * Failed and cancelled jobs matching `filter` → queued now, attempt 0 (errors
+   * kept), as `retry(id)` does one, in batches of `batchSize`. A keyed job whose key
+   * a queued or running job holds is skipped.
+   * @throws ValidationError for a bad filter (a state other than failed or cancelled, an empty filter without `all`) or options
+   */
+  retryMany(filter: BulkFilter, options?: BulkOptions): Promise<RetryManyResult>;
+  /**
+   * Queued and running jobs matching `filter` are cancelled as `cancel(id)` does
+   * one: queued → cancelled at once; running → the cancel request reaches the
+   * worker, which aborts the handler's signal with CancelledError(`reason`).
+   * @throws ValidationError for a bad filter (a state other than queued or running, an empty filter without `all`) or options
+   */
+  cancelMany(filter: BulkFilter, options?: BulkOptions & { reason?: string }): Promise<CancelManyResult>;
+  /**
+   * Deletes finished jobs (completed, failed, cancelled) matching `filter`, oldest
+   * finished first, `batchSize` per statement.
+   * @throws ValidationError for a bad filter (a state that is not finished, `createdBefore`, an empty filter without `all`) or options
+   */
+  purge(filter: BulkFilter, options?: BulkOptions): Promise<PurgeResult>;
+}
+
+const RETRYABLE = ['failed', 'cancelled'] as const;
+const CANCELLABLE = ['queued', 'running'] as const;
+const FINISHED = ['completed', 'failed', 'cancelled'] as const;
+
+/** The filter schema of an operation that applies to `states`. */
+function filterSchema(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean) {
+  const name = storableString().min(1).max(200);
+  const base = z.strictObject({
+    state: z.enum(states, { error: `${operation} applies to ${states.join(' or ')} jobs` }).optional(),
+    queue: name.optional(),
+    task: name.optional(),
+    finishedBefore: z.date({ error: 'a valid Date' }).optional(),
+    all: z.boolean().optional(),
+    ...(withCreated ? { createdBefore: z.date({ error: 'a valid Date' }).optional() } : {}),
+  });
+  return base.refine((f) => f.all === true || Object.entries(f).some(([key, value]) => key !== 'all' && value !== undefined), {
+    message: `give a filter (state, queue, task${withCreated ? ', createdBefore' : ''} or finishedBefore), or { all: true } to ${operation} every ${states.join(' or ')} job`,
+  });
+}
+
+const optionsSchema = z.strictObject({
+  dryRun: z.boolean().optional(),
+  batchSize: z.number().int().min(1).max(10_000).optional(),
+});
+const cancelOptionsSchema = optionsSchema.extend({ reason: z.string().max(10_000).optional() });
+
+/** Checks filter and options; the store filter and the batch size. @throws ValidationError */
+function parse(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & { reason?: string }) {
+  const f = parseInput(filterSchema(operation, states, withCreated), filter, `invalid ${operation} filter`) as BulkFilter;
+  const o: BulkOptions & { reason?: string } = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`);
+  const store: JobBulkFilter = { states: f.state ? [f.state] : [...states] };
+  if (f.queue !== undefined) store.queue = f.queue;
+  if (f.task !== undefined) store.task = f.task;
+  if (f.createdBefore) store.createdBefore = f.createdBefore.getTime();
+  if (f.finishedBefore) store.finishedBefore = f.finishedBefore.getTime();
+  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, reason: o.reason ?? null };
+}
+
+/**
+ * Pages through the ids matching `filter` by id, `batchSize` at a time, and hands
+ * each batch to `apply`. @returns how many ids were read
+ */
+async function forEachBatch(deps: ClientDeps, filter: JobBulkFilter, batchSize: number, apply: (ids: number[]) => Promise<void>): Promise<number> {
+  let matched = 0;
+  for (let afterId = 0; ; ) {
+    const ids = await deps.store.jobSelectIds({ ...filter, afterId, limit: batchSize });
+    matched += ids.length;
+    if (ids.length > 0) await apply(ids);
+    if (ids.length < batchSize) return matched;
+    afterId = ids.at(-1)!;
+  }
+}
+
+/** Builds {@link JobAdmin}; `retryMany` emits the client event `jobs:retried` per batch (this process's workers claim at once). */
+export function jobAdmin(deps: ClientDeps): JobAdmin {
+  return {
+    async delete(id) {
+      const answer = await deps.store.jobDelete({ id: knownJobId(id) });
+      if (!answer) throw new NotFoundError(`no job with id ${id}`);
+      if (!answer.deleted) throw new ConflictError(`job ${id} is ${answer.state}; a running job cannot be deleted (cancel it first)`, answer.state);
+      return { id, state: answer.state };
+    },
+    async retryMany(filter, options = {}) {
+      const p = parse('retry', RETRYABLE, true, filter, options);
+      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), retried: 0 };
+      let retried = 0;
+      const matched = await forEachBatch(deps, p.filter, p.batchSize, async (ids) => {
+        const done = await deps.store.jobRetryMany({ ids, now: deps.clock.now() });
+        retried += done.length;
+        if (done.length > 0) deps.events.emit('jobs:retried', { ids: done });
+      });
+      return { dryRun: false, matched, retried };
+    },
+    async cancelMany(filter, options = {}) {
+      const p = parse('cancel', CANCELLABLE, true, filter, options);
+      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), cancelled: 0, requested: 0 };
+      let cancelled = 0;
+      let requested = 0;
+      const matched = await forEachBatch(deps, p.filter, p.batchSize, async (ids) => {
+        const report = await deps.store.jobCancelMany({ ids, reason: p.reason, now: deps.clock.now() });
+        cancelled += report.cancelled.length;
+        requested += report.requested.length;
+      });
+      return { dryRun: false, matched, cancelled, requested };
+    },
+    async purge(filter, options = {}) {
+      const p = parse('purge', FINISHED, false, filter, options);
+      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), deleted: 0 };
+      let deleted = 0;
+      for (;;) {
+        const n = await deps.store.jobDeleteFinished({ ...p.filter, limit: p.batchSize });
+        deleted += n;
+        if (n < p.batchSize) return { dryRun: false, matched: deleted, deleted };
+      }
+    },
+  };
+}
