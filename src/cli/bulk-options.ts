@@ -4,14 +4,8 @@ import type { JobState } from '../job/types.js';
 import { integer, isoDate, UsageError } from './options.js';
 import { out, plural, printJson } from './output.js';
 
-/** The flags of a bulk command (`retry`, `cancel`, `purge` without an id). */
-export interface BulkFlags {
-  state?: JobState;
-  queue?: string;
-  task?: string;
-  createdBefore?: Date;
-  finishedBefore?: Date;
-  all?: boolean;
+/** The flags of a bulk command (`retry`, `cancel`, `purge` without an id): the filter's fields plus the options. */
+export interface BulkFlags extends BulkFilter {
   dryRun?: boolean;
   batchSize?: number;
   json?: boolean;
