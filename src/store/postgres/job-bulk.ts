@@ -61,7 +61,7 @@ export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jo
     )
     UPDATE :schema.jobs j SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
       cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
-    WHERE j.id IN (SELECT id FROM eligible)
+    WHERE j.id = ANY(ARRAY(SELECT id FROM eligible)) -- primary-key lookups, never a scan of the table
     RETURNING j.id`, [ids, date(now)]);
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
