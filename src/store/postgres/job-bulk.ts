@@ -82,11 +82,12 @@ export async function jobCancelMany(ctx: PgContext, { ids, reason, now }: StoreP
 }
 
 export async function jobDeleteFinished(ctx: PgContext, { limit, ...filter }: StoreParams<'jobDeleteFinished'>): Promise<number> {
-  // Oldest finished first through jobs_finished; SKIP LOCKED: a row another batch
-  // (or a retry) holds is left for the next call instead of waited for.
+  // Oldest finished first through jobs_finished, the cutoff as its index condition (the
+  // scan stops there); SKIP LOCKED: a row another batch (or a retry) holds is left for
+  // the next call instead of waited for.
   const rows = await ctx.query(null, `
     DELETE FROM :schema.jobs WHERE id = ANY(ARRAY(
-      SELECT id FROM :schema.jobs WHERE ${FILTER} AND finished_at IS NOT NULL
+      SELECT id FROM :schema.jobs WHERE ${FILTER} AND finished_at < coalesce($5::timestamptz, 'infinity')
       ORDER BY finished_at, id LIMIT $6 FOR UPDATE SKIP LOCKED))
     RETURNING id`, [...filterValues(filter), limit]);
   return rows.length;
