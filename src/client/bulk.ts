@@ -125,18 +125,22 @@ function parse(operation: string, states: readonly [JobState, ...JobState[]], wi
 }
 
 /**
- * Pages through the ids matching `filter` by id, `batchSize` at a time, and hands
- * each batch to `apply`. @returns how many ids were read
+ * Pages through the ids matching `filter` by id, `batchSize` at a time, one state
+ * after the other (each page a range of the (state, id) index, never a sort of
+ * every match), and hands each batch to `apply`. @returns how many ids were read
  */
 async function forEachBatch(deps: ClientDeps, filter: JobBulkFilter, batchSize: number, apply: (ids: number[]) => Promise<void>): Promise<number> {
   let matched = 0;
-  for (let afterId = 0; ; ) {
-    const ids = await deps.store.jobSelectIds({ ...filter, afterId, limit: batchSize });
-    matched += ids.length;
-    if (ids.length > 0) await apply(ids);
-    if (ids.length < batchSize) return matched;
-    afterId = ids.at(-1)!;
+  for (const state of filter.states) {
+    for (let afterId = 0; ; ) {
+      const ids = await deps.store.jobSelectIds({ ...filter, states: [state], afterId, limit: batchSize });
+      matched += ids.length;
+      if (ids.length > 0) await apply(ids);
+      if (ids.length < batchSize) break;
+      afterId = ids.at(-1)!;
+    }
   }
+  return matched;
 }
 
 /** Builds {@link JobAdmin}; `retryMany` emits the client event `jobs:retried` per batch (this process's workers claim at once). */
