@@ -47,9 +47,10 @@ export function bulkFilter(flags: BulkFlags): BulkFilter {
   return filter;
 }
 
-/** `ID` or filter flags, not both, not neither. @throws UsageError */
+/** `ID` or filter flags, not both, not neither; `--dry-run` only with filters. @throws UsageError */
 export function idOrFilter(command: string, id: number | undefined, flags: BulkFlags): void {
   if (id !== undefined && hasBulkFilter(flags)) throw new UsageError(`${command}: give a job id or filter flags (--state, --queue, …), not both`);
+  if (id !== undefined && flags.dryRun) throw new UsageError(`${command}: --dry-run counts the jobs matching filter flags; with a job id nothing would be counted (\`baton job ${id}\` shows it)`);
   if (id === undefined && !hasBulkFilter(flags)) throw new UsageError(`${command}: give a job id, or filter flags (--state, --queue, --task, …), or --all`);
 }
 

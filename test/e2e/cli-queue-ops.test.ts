@@ -19,10 +19,11 @@ describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver
     const [running] = await baton.store.jobClaim({ workerId: 'w', tasks: ['greet'], queues: ['mail'], limit: 1, leaseMs: 600_000, now: baton.clock.now() });
     expect(running!.id).toBe(jobs[0]!.id);
 
-    const [typo, noFilter, both, purgeAll, deleteRunning] = await Promise.all([
+    const [typo, noFilter, both, dryId, purgeAll, deleteRunning] = await Promise.all([
       runCli(['queue', 'pause', 'mial', ...d]),
       runCli(['cancel', ...d]),
       runCli(['retry', String(jobs[1]!.id), '--queue', 'mail', ...d]),
+      runCli(['cancel', String(jobs[1]!.id), '--dry-run', ...d]),
       runCli(['purge', ...d]),
       runCli(['delete', String(running!.id), ...d]),
     ]);
@@ -31,6 +32,8 @@ describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver
     expect(noFilter.code).toBe(2);
     expect(oneLine(noFilter.stderr)).toMatch(/give a job id, or filter flags .* or --all/);
     expect(both.code).toBe(2);
+    expect(dryId.code).toBe(2);
+    expect(oneLine(dryId.stderr)).toMatch(/--dry-run counts the jobs matching filter flags/);
     expect(purgeAll.code).toBe(2);
     expect(oneLine(purgeAll.stderr)).toMatch(/purge: give filter flags .* or --all/);
     expect(deleteRunning.code).toBe(1);
