@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { BulkFilter, BulkResult } from '../client/bulk.js';
+import type { BulkFilter, BulkOptions, BulkResult } from '../client/bulk.js';
 import type { JobState } from '../job/types.js';
 import { integer, isoDate, UsageError } from './options.js';
-import { out, plural, printJson } from './output.js';
+import { out, plural, printJson, progressDisplay } from './output.js';
 
 /** The flags of a bulk command (`retry`, `cancel`, `purge` without an id): the filter's fields plus the options. */
 export interface BulkFlags extends BulkFilter {
@@ -63,4 +63,23 @@ export function printBulk(flags: BulkFlags, verb: string, result: BulkResult, do
   else if (result.matched === 0) out('no job matches');
   else if (result.dryRun) out(`would ${verb} ${plural(result.matched, 'job')} (dry run: nothing changed)`);
   else out(done());
+}
+
+/**
+ * Runs a bulk operation with the flags' options. On a terminal (not --json, not
+ * --dry-run) and when it takes more than one batch, the matching jobs are counted
+ * first and a progress bar follows the batches.
+ */
+export async function withProgress<R extends BulkResult>(flags: BulkFlags, label: string, run: (options: BulkOptions) => Promise<R>): Promise<R> {
+  const options: BulkOptions = { dryRun: flags.dryRun ?? false, ...(flags.batchSize === undefined ? {} : { batchSize: flags.batchSize }) };
+  if (options.dryRun || flags.json || !process.stdout.isTTY) return run(options);
+  const { matched } = await run({ ...options, dryRun: true });
+  if (matched <= (options.batchSize ?? 1000)) return run(options);
+  const display = await progressDisplay();
+  const bar = display.bar(label, matched);
+  try {
+    return await run({ ...options, onProgress: (processed) => bar.update(processed, Math.max(processed, matched)) });
+  } finally {
+    display.stop();
+  }
 }

@@ -30,6 +30,8 @@ export interface BulkOptions {
   dryRun?: boolean;
   /** Jobs per batch, each batch one transaction (or one statement), 1..10000. @defaultValue 1000 */
   batchSize?: number;
+  /** Called after each batch with the number of jobs processed so far (for a progress bar); not with `dryRun`. */
+  onProgress?: (processed: number) => void;
 }
 
 /** What a bulk operation answers. With `dryRun`, `matched` is the count and every other figure is 0. */
@@ -109,6 +111,7 @@ function filterSchema(operation: string, states: readonly [JobState, ...JobState
 const optionsSchema = z.strictObject({
   dryRun: z.boolean().optional(),
   batchSize: z.number().int().min(1).max(10_000).optional(),
+  onProgress: z.custom<(processed: number) => void>((value) => typeof value === 'function', 'a function').optional(),
 });
 const cancelOptionsSchema = optionsSchema.extend({ reason: z.string().max(10_000).optional() });
 
@@ -121,7 +124,7 @@ function parse(operation: string, states: readonly [JobState, ...JobState[]], wi
   if (f.task !== undefined) store.task = f.task;
   if (f.createdBefore) store.createdBefore = f.createdBefore.getTime();
   if (f.finishedBefore) store.finishedBefore = f.finishedBefore.getTime();
-  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, reason: o.reason ?? null };
+  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, reason: o.reason ?? null, onProgress: o.onProgress ?? (() => undefined) };
 }
 
 /**
@@ -129,13 +132,20 @@ function parse(operation: string, states: readonly [JobState, ...JobState[]], wi
  * after the other (each page a range of the (state, id) index, never a sort of
  * every match), and hands each batch to `apply`. @returns how many ids were read
  */
-async function forEachBatch(deps: ClientDeps, filter: JobBulkFilter, batchSize: number, apply: (ids: number[]) => Promise<void>): Promise<number> {
+async function forEachBatch(
+  deps: ClientDeps,
+  { filter, batchSize, onProgress }: { filter: JobBulkFilter; batchSize: number; onProgress: (processed: number) => void },
+  apply: (ids: number[]) => Promise<void>,
+): Promise<number> {
   let matched = 0;
   for (const state of filter.states) {
     for (let afterId = 0; ; ) {
       const ids = await deps.store.jobSelectIds({ ...filter, states: [state], afterId, limit: batchSize });
       matched += ids.length;
-      if (ids.length > 0) await apply(ids);
+      if (ids.length > 0) {
+        await apply(ids);
+        onProgress(matched);
+      }
       if (ids.length < batchSize) break;
       afterId = ids.at(-1)!;
     }
@@ -156,7 +166,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
       const p = parse('retry', RETRYABLE, true, filter, options);
       if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), retried: 0 };
       let retried = 0;
-      const matched = await forEachBatch(deps, p.filter, p.batchSize, async (ids) => {
+      const matched = await forEachBatch(deps, p, async (ids) => {
         const done = await deps.store.jobRetryMany({ ids, now: deps.clock.now() });
         retried += done.length;
         if (done.length > 0) deps.events.emit('jobs:retried', { ids: done });
@@ -168,7 +178,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
       if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), cancelled: 0, requested: 0 };
       let cancelled = 0;
       let requested = 0;
-      const matched = await forEachBatch(deps, p.filter, p.batchSize, async (ids) => {
+      const matched = await forEachBatch(deps, p, async (ids) => {
         const report = await deps.store.jobCancelMany({ ids, reason: p.reason, now: deps.clock.now() });
         cancelled += report.cancelled.length;
         requested += report.requested.length;
@@ -182,6 +192,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
       for (;;) {
         const n = await deps.store.jobDeleteFinished({ ...p.filter, limit: p.batchSize });
         deleted += n;
+        if (n > 0) p.onProgress(deleted);
         if (n < p.batchSize) return { dryRun: false, matched: deleted, deleted };
       }
     },

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { bulkFilter, idOrFilter, printBulk, withBulkOptions, type BulkFlags } from '../bulk-options.js';
+import { bulkFilter, idOrFilter, printBulk, withBulkOptions, withProgress, type BulkFlags } from '../bulk-options.js';
 import { jobId, withBaton, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJson } from '../output.js';
 
@@ -17,8 +17,8 @@ export function cancelCommand(): Command {
     .action(async (id: number | undefined, flags: BulkFlags & { reason?: string; database?: string }) => {
       idOrFilter('cancel', id, flags);
       if (id === undefined) {
-        const options = { dryRun: flags.dryRun ?? false, batchSize: flags.batchSize!, ...(flags.reason === undefined ? {} : { reason: flags.reason }) };
-        const result = await withBaton({ database: flags.database }, (baton) => baton.jobs.cancelMany(bulkFilter(flags), options));
+        const reason = flags.reason === undefined ? {} : { reason: flags.reason };
+        const result = await withBaton({ database: flags.database }, (baton) => withProgress(flags, 'cancel', (options) => baton.jobs.cancelMany(bulkFilter(flags), { ...options, ...reason })));
         printBulk(flags, 'cancel', result, () => {
           const parts = [];
           if (result.cancelled > 0) parts.push(`${plural(result.cancelled, 'queued job')} cancelled`);

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { bulkFilter, hasBulkFilter, printBulk, withBulkOptions, type BulkFlags } from '../bulk-options.js';
+import { bulkFilter, hasBulkFilter, printBulk, withBulkOptions, withProgress, type BulkFlags } from '../bulk-options.js';
 import { UsageError, withBaton, withDatabase } from '../options.js';
 import { plural } from '../output.js';
 
@@ -9,7 +9,7 @@ export function purgeCommand(): Command {
     .description('delete finished jobs (completed, failed, cancelled) matching filter flags, oldest first')
     .action(async (flags: BulkFlags & { database?: string }) => {
       if (!hasBulkFilter(flags)) throw new UsageError('purge: give filter flags (--state, --queue, --task, --finished-before), or --all to delete every finished job');
-      const result = await withBaton({ database: flags.database }, (baton) => baton.jobs.purge(bulkFilter(flags), { dryRun: flags.dryRun ?? false, batchSize: flags.batchSize! }));
+      const result = await withBaton({ database: flags.database }, (baton) => withProgress(flags, 'purge', (options) => baton.jobs.purge(bulkFilter(flags), options)));
       printBulk(flags, 'delete', result, () => `${plural(result.deleted, 'finished job')} deleted`);
     });
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { bulkFilter, idOrFilter, printBulk, withBulkOptions, type BulkFlags } from '../bulk-options.js';
+import { bulkFilter, idOrFilter, printBulk, withBulkOptions, withProgress, type BulkFlags } from '../bulk-options.js';
 import { jobId, withBaton, withDatabase } from '../options.js';
 import { out, plural, printable, printJson } from '../output.js';
 
@@ -15,7 +15,7 @@ export function retryCommand(): Command {
     .action(async (id: number | undefined, flags: BulkFlags & { database?: string }) => {
       idOrFilter('retry', id, flags);
       if (id === undefined) {
-        const result = await withBaton({ database: flags.database }, (baton) => baton.jobs.retryMany(bulkFilter(flags), { dryRun: flags.dryRun ?? false, batchSize: flags.batchSize! }));
+        const result = await withBaton({ database: flags.database }, (baton) => withProgress(flags, 'retry', (options) => baton.jobs.retryMany(bulkFilter(flags), options)));
         const skipped = result.matched - result.retried;
         printBulk(flags, 'retry', result, () =>
           `${plural(result.retried, 'job')} queued again${skipped > 0 ? `; ${skipped} skipped (changed state meanwhile, or a queued or running job holds its key)` : ''}`,
