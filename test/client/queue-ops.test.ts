@@ -52,8 +52,11 @@ describe('baton.jobs.retryMany', () => {
     expect(await baton.jobs.retryMany({ queue: 'no-such-queue' })).toEqual({ dryRun: false, matched: 0, retried: 0 });
     expect(await everything(baton)).toEqual(before);
 
-    // Three failed jobs of `a`, two per batch.
-    expect(await baton.jobs.retryMany({ state: 'failed', queue: 'a' }, { batchSize: 2 })).toEqual({ dryRun: false, matched: 3, retried: 3 });
+    await expect(baton.jobs.retryMany({ queue: 'a' }, { onProgress: 'yes' as never })).rejects.toBeInstanceOf(ValidationError);
+    // Three failed jobs of `a`, two per batch; progress after each batch.
+    const progress: number[] = [];
+    expect(await baton.jobs.retryMany({ state: 'failed', queue: 'a' }, { batchSize: 2, onProgress: (n) => progress.push(n) })).toEqual({ dryRun: false, matched: 3, retried: 3 });
+    expect(progress).toEqual([2, 3]);
     const after = await everything(baton);
     for (const [i, job] of before.entries()) {
       if (job.queue === 'a' && job.state === 'failed') expect(after[i]).toMatchObject({ state: 'queued', attempt: 0, errors: job.errors });
