@@ -4,6 +4,7 @@ import type { JobState } from '../job/types.js';
 import type { JobBulkFilter } from '../store/store.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
+import { MAX_RUN_AT, MIN_RUN_AT } from './enqueue.js';
 import { knownJobId } from './query.js';
 
 /**
@@ -95,13 +96,15 @@ const FINISHED = ['completed', 'failed', 'cancelled'] as const;
 /** The filter schema of an operation that applies to `states`. */
 function filterSchema(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean) {
   const name = storableString().min(1).max(200);
+  // The range every driver stores (as enqueue's runAt).
+  const time = z.date({ error: 'a valid Date' }).min(new Date(MIN_RUN_AT)).max(new Date(MAX_RUN_AT));
   const base = z.strictObject({
     state: z.enum(states, { error: `${operation} applies to ${states.join(' or ')} jobs` }).optional(),
     queue: name.optional(),
     task: name.optional(),
-    finishedBefore: z.date({ error: 'a valid Date' }).optional(),
+    finishedBefore: time.optional(),
     all: z.boolean().optional(),
-    ...(withCreated ? { createdBefore: z.date({ error: 'a valid Date' }).optional() } : {}),
+    ...(withCreated ? { createdBefore: time.optional() } : {}),
   });
   return base.refine((f) => f.all === true || Object.entries(f).some(([key, value]) => key !== 'all' && value !== undefined), {
     message: `give a filter (state, queue, task${withCreated ? ', createdBefore' : ''} or finishedBefore), or { all: true } to ${operation} every ${states.join(' or ')} job`,

@@ -48,7 +48,7 @@ describe('baton.jobs.retryMany', () => {
     expect(wrong).toBeInstanceOf(ValidationError);
     expect((wrong as ValidationError).issues[0]).toMatchObject({ path: ['state'], message: 'retry applies to failed or cancelled jobs' });
     await expect(baton.jobs.retryMany({ queue: 'a' }, { batchSize: 0 })).rejects.toBeInstanceOf(ValidationError);
-    await expect(baton.jobs.retryMany({ queue: 'a', createdBefore: new Date(Number.NaN) })).rejects.toBeInstanceOf(ValidationError);
+    for (const time of [Number.NaN, -1, 8.64e15]) await expect(baton.jobs.retryMany({ queue: 'a', createdBefore: new Date(time) }), String(time)).rejects.toBeInstanceOf(ValidationError);
     expect(await baton.jobs.retryMany({ queue: 'no-such-queue' })).toEqual({ dryRun: false, matched: 0, retried: 0 });
     expect(await everything(baton)).toEqual(before);
 
