@@ -4,6 +4,8 @@ import type { ClientDeps } from './client/deps.js';
 import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
 import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.js';
 import { retry } from './client/retry.js';
+import { jobAdmin, type JobAdmin } from './client/bulk.js';
+import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { BatonError, StoreError, describeError } from './errors.js';
@@ -87,6 +89,10 @@ export interface Baton {
   readonly schedules: ScheduleAdmin;
   /** List, pause, resume and trigger services. */
   readonly services: ServiceAdmin;
+  /** List queues with their counts and paused state; pause and resume a queue fleet-wide. */
+  readonly queues: QueueAdmin;
+  /** Delete a job; retry, cancel or purge many by filter, in batches, with a dry run. */
+  readonly jobs: JobAdmin;
   /** Client events of this process (`job:enqueued`, `worker:created`). */
   on<K extends keyof ClientEvents>(event: K, listener: (payload: ClientEvents[K]) => void): () => void;
   /** Stops every worker it created (graceful), then closes the store. */
@@ -144,6 +150,8 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     schedule: async (name, options) => (await upsertSchedule(scheduleDeps, defineSchedule(name, options))).schedule,
     schedules: scheduleAdmin(scheduleDeps),
     services: serviceAdmin({ store, clock, wake: () => workers.forEach((w) => w.wakeServices()) }),
+    queues: queueAdmin(deps),
+    jobs: jobAdmin(deps),
     store,
     logger,
     clock,
@@ -167,7 +175,11 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         clock,
         logger,
         payloadLimit: o.payloadLimit,
-        onLocalEnqueue: (listener) => events.on('job:enqueued', listener),
+        // Jobs this process made claimable: new ones, a resumed queue, a batch of retries.
+        onLocalEnqueue: (listener) => {
+          const offs = [events.on('job:enqueued', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
+          return () => offs.forEach((off) => off());
+        },
       });
       workers.add(worker);
       events.emit('worker:created', { worker });

@@ -14,6 +14,8 @@ export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult } from './client/cancel.js';
 export type { ListOptions } from './client/query.js';
 export type { WorkerInfo, ThroughputPoint } from './client/fleet.js';
+export type { QueueAdmin, QueueInfo, PauseOptions, PauseResult } from './client/queues.js';
+export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyResult, CancelManyResult, PurgeResult } from './client/bulk.js';
 export { createHttpApp, type HttpAppOptions } from './http/app.js';
 export { createMetrics, type Metrics } from './observe/metrics.js';
 export { Worker } from './worker/worker.js';

@@ -12,6 +12,10 @@ import { schedulesCommand } from './commands/schedules.js';
 import { serveCommand } from './commands/serve.js';
 import { servicesCommand } from './commands/services.js';
 import { workerCommand } from './commands/worker.js';
+import { deleteCommand } from './commands/delete.js';
+import { purgeCommand } from './commands/purge.js';
+import { queueCommand } from './commands/queue.js';
+import { queuesCommand } from './commands/queues.js';
 import { printableLines } from './output.js';
 
 /** Makes a command and its subcommands throw instead of exiting, and print errors as `baton: …`. */
@@ -59,6 +63,10 @@ export function createProgram(): Command {
     schedulesCommand(),
     scheduleCommand(),
     servicesCommand(),
+    queuesCommand(),
+    queueCommand(),
+    deleteCommand(),
+    purgeCommand(),
     migrateCommand(),
     demoCommand(),
   ]) {

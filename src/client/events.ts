@@ -7,4 +7,8 @@ export interface ClientEvents {
   'job:enqueued': { job: Job };
   /** `baton.worker()` made a worker (not started yet): lets metrics subscribe to its events. */
   'worker:created': { worker: Worker };
+  /** A paused queue was resumed by this client (`baton.queues.resume`): this process's workers claim at once. */
+  'queue:resumed': { queue: string };
+  /** One batch of `baton.jobs.retryMany` went back to queued (ids ascending): this process's workers claim at once. */
+  'jobs:retried': { ids: number[] };
 }

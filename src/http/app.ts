@@ -11,6 +11,7 @@ import { adminRoutes } from './routes/admin.js';
 import { eventRoutes } from './routes/events.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { jobRoutes } from './routes/jobs.js';
+import { queueOpRoutes } from './routes/queue-ops.js';
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -64,6 +65,7 @@ export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpA
   app.route('/api/jobs', jobRoutes(baton, { tasks, bodyLimit }));
   app.route('/api', fleetRoutes(baton));
   app.route('/api', adminRoutes(baton, { bodyLimit }));
+  app.route('/api', queueOpRoutes(baton, { bodyLimit }));
   app.route('/api', eventRoutes(baton, { intervalMs: options.eventsInterval ?? 500, heartbeatMs: options.eventsHeartbeat ?? 15_000 }));
   if (options.dashboard !== false) app.route('/', dashboard(baton));
 

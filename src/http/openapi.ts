@@ -23,6 +23,33 @@ function admin(noun: 'schedules' | 'services'): Record<string, object> {
   return paths;
 }
 
+/** The body of a bulk request: filter fields (all must match) and options. */
+function bulkRequest(states: string, created: boolean, reason: boolean): object {
+  const time = { type: 'string', format: 'date-time' };
+  return {
+    required: true,
+    ...json({
+      type: 'object',
+      additionalProperties: false,
+      description: 'Without any filter field, refused (400) unless all is true',
+      properties: {
+        state: { type: 'string', description: `one of ${states} (default: all of them)` },
+        queue: { type: 'string' },
+        task: { type: 'string' },
+        ...(created ? { createdBefore: { ...time, description: 'created strictly before' } } : {}),
+        finishedBefore: { ...time, description: 'finished strictly before' },
+        all: { type: 'boolean', description: 'allow an empty filter' },
+        dryRun: { type: 'boolean', description: 'count the matching jobs, change nothing' },
+        batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
+        ...(reason ? { reason: { type: 'string', description: 'CancelledError.reason for the handlers' } } : {}),
+      },
+    }),
+  };
+}
+
+/** The answer of a bulk request: `matched` plus what was done (all 0 with dryRun). */
+const bulkResult = (done: Record<string, object>) => ({ type: 'object', properties: { dryRun: { type: 'boolean' }, matched: { type: 'integer' }, ...done } });
+
 export const openApiDocument = {
   openapi: '3.1.0',
   info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry. Bearer tokens: read (GET) and admin (everything). State-changing requests need Content-Type: application/json.' },
@@ -35,6 +62,7 @@ export const openApiDocument = {
       },
     },
     schemas: {
+      PauseResult: { type: 'object', properties: { queue: { type: 'string' }, paused: { type: 'boolean' }, changed: { type: 'boolean', description: 'false when it already was so' } } },
       Job: {
         type: 'object',
         properties: {
@@ -71,7 +99,10 @@ export const openApiDocument = {
         responses: { '200': ok('a page', { type: 'object', properties: { items: { type: 'array', items: ref('Job') }, nextCursor: { type: ['string', 'null'] } } }), ...errors },
       },
     },
-    '/api/jobs/{id}': { get: { summary: 'One job', parameters: [idParam], responses: { '200': ok('the job', ref('Job')), ...errors } } },
+    '/api/jobs/{id}': {
+      get: { summary: 'One job', parameters: [idParam], responses: { '200': ok('the job', ref('Job')), ...errors } },
+      delete: { summary: 'Delete a job that is not running (admin; Content-Type: application/json): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
+    },
     '/api/jobs/{id}/cancel': {
       post: {
         summary: 'Cancel a job (admin): queued → cancelled; running → its worker aborts it; terminal → 409',
@@ -81,8 +112,28 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
-    '/api/queues': { get: { summary: 'Counts by state and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/workers': { get: { summary: 'Live worker processes (any host)', responses: { '200': ok('workers'), ...errors } } },
+    '/api/queues/{name}/pause': {
+      post: {
+        summary: 'Pause a queue for every worker (admin): claims skip it, running jobs go on; stored. An unknown queue (no queued or running job, no live worker serving it, never paused) → 404 unless force',
+        parameters: [nameParam],
+        requestBody: { required: false, ...json({ type: 'object', additionalProperties: false, properties: { force: { type: 'boolean', default: false } } }) },
+        responses: { '200': ok('the queue', ref('PauseResult')), ...errors },
+      },
+    },
+    '/api/queues/{name}/resume': {
+      post: { summary: 'Resume a paused queue (admin); its workers are woken at once. Unknown queue → 404', parameters: [nameParam], requestBody: emptyBody, responses: { '200': ok('the queue', ref('PauseResult')), ...errors } },
+    },
+    '/api/jobs/retry-many': {
+      post: { summary: 'Retry failed and cancelled jobs matching the filter, in batches (admin); dryRun counts only', requestBody: bulkRequest('failed or cancelled', true, false), responses: { '200': ok('counts', bulkResult({ retried: { type: 'integer' } })), ...errors } },
+    },
+    '/api/jobs/cancel-many': {
+      post: { summary: 'Cancel queued and running jobs matching the filter, in batches (admin): queued → cancelled, running → cancel request (its worker aborts it); dryRun counts only', requestBody: bulkRequest('queued or running', true, true), responses: { '200': ok('counts', bulkResult({ cancelled: { type: 'integer' }, requested: { type: 'integer' } })), ...errors } },
+    },
+    '/api/jobs/purge': {
+      post: { summary: 'Delete finished jobs matching the filter, oldest finished first, in batches (admin); dryRun counts only', requestBody: bulkRequest('completed, failed or cancelled', false, false), responses: { '200': ok('counts', bulkResult({ deleted: { type: 'integer' } })), ...errors } },
+    },
     ...admin('schedules'),
     ...admin('services'),
     '/api/events': { get: { summary: 'Server-Sent Events: `change` events with counts and running jobs; `access_token` query parameter accepted', responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors } } },

@@ -155,4 +155,28 @@ export abstract class DriverStore<C> implements Store {
   jobDeleteFinishedBeyond(params: StoreParams<'jobDeleteFinishedBeyond'>) {
     return this.#operations.jobDeleteFinishedBeyond(this.#context, params);
   }
+  queueSetPaused(params: StoreParams<'queueSetPaused'>) {
+    return this.#operations.queueSetPaused(this.#context, params);
+  }
+  queueKnown(params: StoreParams<'queueKnown'>) {
+    return this.#operations.queueKnown(this.#context, params);
+  }
+  jobDelete(params: StoreParams<'jobDelete'>) {
+    return this.#operations.jobDelete(this.#context, params);
+  }
+  jobCount(params: StoreParams<'jobCount'>) {
+    return this.#operations.jobCount(this.#context, params);
+  }
+  jobSelectIds(params: StoreParams<'jobSelectIds'>) {
+    return this.#operations.jobSelectIds(this.#context, params);
+  }
+  jobRetryMany(params: StoreParams<'jobRetryMany'>) {
+    return this.#operations.jobRetryMany(this.#context, params);
+  }
+  jobCancelMany(params: StoreParams<'jobCancelMany'>) {
+    return this.#operations.jobCancelMany(this.#context, params);
+  }
+  queueListPaused(params?: StoreParams<'queueListPaused'>) {
+    return this.#operations.queueListPaused(this.#context, params);
+  }
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -75,7 +75,7 @@ export interface Store {
   jobInsertMany(params: { jobs: NewJob[]; now: number; client?: TransactionClient }): Promise<InsertedJob[]>;
 
   /**
-   * Claims up to `limit` due (runAt <= now) queued jobs of `tasks` in `queues`,
+   * Claims up to `limit` due (runAt <= now) queued jobs of `tasks` in `queues` (paused queues skipped),
    * in order priority, runAt, id. Each claim sets `running`, increments attempt,
    * sets a new lease token (the fencing token: it only grows) and a lease for
    * `workerId` ending at now + leaseMs. Concurrent claimers never get the same job.
@@ -323,6 +323,60 @@ export interface Store {
    * @returns how many jobs were deleted (0 when the queue has at most `keep`)
    */
   jobDeleteFinishedBeyond(params: { queue: string; keep: number; limit: number }): Promise<number>;
+
+  /**
+   * Pauses (`paused` true: paused_at = now, kept when already paused) or resumes
+   * (paused_at cleared) a queue; pausing creates its row when missing. Every claim that
+   * starts after this commits skips a paused queue (jobClaim reads the row in the
+   * same statement); a claim already in flight may still start what it took.
+   * Resuming wakes other processes' workers (PostgreSQL: NOTIFY `<schema>_jobs`;
+   * SQLite: their change watch sees the commit).
+   * @returns true when the state changed, false when it already was so
+   */
+  queueSetPaused(params: { name: string; paused: boolean; now: number }): Promise<boolean>;
+
+  /** The paused queues, by name. Takes no parameters (the optional object keeps the one-params-object shape). */
+  queueListPaused(params?: Record<string, never>): Promise<PausedQueue[]>;
+
+  /**
+   * Whether Baton knows queue `name`: it has a queued or running job, a worker
+   * live at `now` serves it, or it has a row (it was paused once). A bounded read
+   * (indexes on queued and running jobs; never a scan of finished ones).
+   */
+  queueKnown(params: { name: string; now: number }): Promise<boolean>;
+
+  /**
+   * Deletes a job that is not running (queued, completed, failed, cancelled). A
+   * running job is left alone (`deleted` false, `state` 'running'), also when it
+   * was claimed while this ran.
+   * @returns the job's state before, and whether it was deleted; null when no such job
+   */
+  jobDelete(params: { id: number }): Promise<{ state: Job['state']; deleted: boolean } | null>;
+
+  /** How many jobs match `filter` (a dry run's count). One read, no lock. */
+  jobCount(params: JobBulkFilter): Promise<number>;
+
+  /**
+   * Ids of jobs matching `filter` with id > `afterId`, ascending, at most `limit`:
+   * the cursor a bulk operation pages through, one batch at a time.
+   * @param params.limit - batch size, ≥ 1
+   */
+  jobSelectIds(params: JobBulkFilter & { afterId: number; limit: number }): Promise<number[]>;
+
+  /**
+   * {@link jobRetry} for each of `ids` in one transaction: failed or cancelled →
+   * queued now, attempt 0. Left out: jobs in another state, and keyed jobs whose key
+   * a queued or running job holds (or an earlier id of this batch took).
+   * @returns the ids retried, ascending
+   */
+  jobRetryMany(params: { ids: number[]; now: number }): Promise<number[]>;
+
+  /**
+   * {@link jobCancel} for each of `ids` in one transaction: queued → cancelled now;
+   * running → cancel request stored (the first time and reason kept), which reaches
+   * the worker as a single cancel does; other states and unknown ids: left out.
+   */
+  jobCancelMany(params: { ids: number[]; reason: string | null; now: number }): Promise<CancelManyReport>;
 
   /**
    * Watches for changes committed by other connections (other processes). Calls

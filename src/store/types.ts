@@ -173,8 +173,39 @@ export interface FinishedJobFilter {
   queue?: string;
   task?: string;
   finishedBefore?: number;
+  /** Only jobs created before it (exclusive, ms since the epoch): a purge's age filter. */
+  createdBefore?: number;
   /** Leave jobs of these queues alone (the pruner: queues with a retention of their own). */
   exceptQueues?: string[];
   /** Leave jobs of these tasks alone (the pruner: tasks with a retention of their own). */
   exceptTasks?: string[];
+}
+
+/**
+ * Which jobs a bulk operation (retry, cancel, count, select) applies to: every
+ * given field must match. Times are ms since the epoch, compared strictly
+ * (`createdBefore: t` matches jobs created before t, not at t).
+ */
+export interface JobBulkFilter {
+  /** Jobs in one of these states; at least one. */
+  states: JobState[];
+  queue?: string;
+  task?: string;
+  createdBefore?: number;
+  /** Only finished jobs (finished_at set) that finished before it. */
+  finishedBefore?: number;
+}
+
+/** A paused queue: `pausedAt` ms since the epoch. */
+export interface PausedQueue {
+  queue: string;
+  pausedAt: number;
+}
+
+/** What `jobCancelMany` did, by id (ascending). */
+export interface CancelManyReport {
+  /** queued → cancelled now. */
+  cancelled: number[];
+  /** running: the cancel request is stored (or was already); the worker aborts the handler. */
+  requested: number[];
 }

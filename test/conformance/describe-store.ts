@@ -4,6 +4,7 @@ import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
 import { leaseTests } from './leases.js';
 import { retentionTests } from './retention.js';
+import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
 import { workerTests } from './workers.js';
 
@@ -18,7 +19,7 @@ export type { StoreFactory } from './harness.js';
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
- * change notifications, close).
+ * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -29,5 +30,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     scheduleServiceTests(h);
     workerTests(h);
     retentionTests(h);
+    queueOpsTests(h);
   });
 }

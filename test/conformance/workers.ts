@@ -17,7 +17,7 @@ const registration = (overrides: Partial<WorkerRegistration> = {}): WorkerRegist
 });
 
 /** A listener whose calls can be awaited. */
-function recorder() {
+export function recorder() {
   const calls: Array<StoreChange | undefined> = [];
   let wake: () => void = () => undefined;
   let woken = new Promise<void>((resolve) => (wake = resolve));
@@ -44,7 +44,7 @@ function recorder() {
  * round waits for the write itself, never for a fixed time; the loop ends at the
  * first call. The deadline only turns a hang into a failure.
  */
-async function writeUntilCalled(called: Promise<void>, write: (round: number) => Promise<unknown>, rounds = Infinity): Promise<void> {
+export async function writeUntilCalled(called: Promise<void>, write: (round: number) => Promise<unknown>, rounds = Infinity): Promise<void> {
   let done = false;
   void called.then(() => (done = true));
   const deadline = Date.now() + 30_000;

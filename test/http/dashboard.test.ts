@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createHttpApp, defineService, defineTask, type AnyTask, type Baton } from 'baton-jobs';
 import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
 import { testDriver } from '../helpers/db.js';
-import { waitForEvent } from '../helpers/events.js';
+import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
 
 const enabled = testDriver === 'sqlite' && chromiumAvailable();
@@ -287,6 +287,38 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await screenshot(page, '6-workers');
 
     for (const job of runningSteps) await baton.cancel(job.id);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('pauses and resumes a queue, and bulk-retries its failed jobs after confirming the dry-run count', async () => {
+    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
+    const failures = collectEvents(worker, 'job:failed', 3);
+    const failed = await Promise.all([1, 2, 3].map((n) => baton.enqueue(flaky, { label: `bulk ${n}` })));
+    await failures;
+
+    await open(page, url, '#/queues');
+    const row = page.locator('tr[data-queue="default"]');
+    await row.locator('button[data-action="pause-queue"]').click();
+    await page.waitForSelector('tr[data-queue="default"][data-paused="true"] .badge.paused');
+    expect((await baton.queues.list()).find((q) => q.name === 'default')?.paused).toBe(true);
+    const parked = await baton.enqueue('hash', { parked: true });
+    await worker.loops.fetch(); // the worker claims nothing from the paused queue
+    expect((await baton.getJob(parked.id)).state).toBe('queued');
+
+    // The dry run's count is shown first; nothing changes until Confirm.
+    await row.locator('button[data-action="retry-failed"]').click();
+    await waitForText(page, 'tr[data-queue="default"] [data-confirm="retry-failed"]', 'Retry 3 failed jobs of default?');
+    expect((await baton.listJobs({ state: 'failed' })).length).toBe(3);
+    flakyState.allow = true;
+    await row.locator('button[data-action="confirm-retry-failed"]').click();
+    await page.waitForSelector('tr[data-queue="default"] button[data-action="retry-failed"]', { state: 'detached' });
+    for (const job of failed) expect((await baton.getJob(job.id)).state).toBe('queued'); // paused: queued, not run
+
+    const completed = collectEvents(worker, 'job:completed', 4);
+    await row.locator('button[data-action="resume-queue"]').click();
+    expect((await completed).map((e) => e.job.id).sort((a, b) => a - b)).toEqual([...failed.map((j) => j.id), parked.id].sort((a, b) => a - b));
+    await page.waitForSelector('tr[data-queue="default"][data-paused="false"] .badge.active');
+    await screenshot(page, '7-queue-pause-retry');
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,23 +1,16 @@
 import { Hono } from 'hono';
 import type { Baton } from '../../baton.js';
-import { JOB_STATES, type JobState } from '../../job/types.js';
+import type { JobState } from '../../job/types.js';
 
 /** Minutes of throughput `GET /api/queues` answers. */
 export const THROUGHPUT_MINUTES = 15;
 
-/** Counts per queue with zeros for absent states. */
-export async function queueSummary(baton: Baton): Promise<Array<{ queue: string; counts: Record<JobState, number> }>> {
-  const rows = await baton.queueCounts();
-  const byQueue = new Map<string, Record<JobState, number>>();
-  for (const row of rows) {
-    let counts = byQueue.get(row.queue);
-    if (!counts) byQueue.set(row.queue, (counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>));
-    counts[row.state] = row.count;
-  }
-  return [...byQueue].map(([queue, counts]) => ({ queue, counts }));
+/** Counts per queue with zeros for absent states, and whether it is paused (a paused queue with no job too). */
+export async function queueSummary(baton: Baton): Promise<Array<{ queue: string; counts: Record<JobState, number>; paused: boolean; pausedAt: Date | null }>> {
+  return (await baton.queues.list()).map(({ name, counts, paused, pausedAt }) => ({ queue: name, counts, paused, pausedAt }));
 }
 
-/** GET /api/queues (counts by state, throughput per minute) and GET /api/workers (the registry). */
+/** GET /api/queues (counts by state, paused state, throughput per minute) and GET /api/workers (the registry). */
 export function fleetRoutes(baton: Baton): Hono {
   const app = new Hono();
   app.get('/queues', async (c) => {

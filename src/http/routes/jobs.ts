@@ -8,8 +8,8 @@ import { parseInput, parseIsoDateTime, storableString, withPathPrefix } from '..
 import { readJson } from '../body.js';
 import { jobJson } from '../serialize.js';
 
-/** `options.runAt`: the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
-const runAtText = z.string().transform((text, ctx) => {
+/** `options.runAt` (and the times of bulk filters): the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
+export const runAtText = z.string().transform((text, ctx) => {
   const parsed = parseIsoDateTime(text);
   if (typeof parsed !== 'string') return parsed;
   ctx.addIssue({ code: 'custom', message: parsed });

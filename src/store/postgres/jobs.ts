@@ -83,6 +83,8 @@ export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Prom
         LIMIT $4
         FOR UPDATE SKIP LOCKED
       ) c
+      -- A paused queue is skipped in this same statement (migration 0004).
+      WHERE NOT EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = q.name AND p.paused_at IS NOT NULL)
       ORDER BY c.priority, c.run_at, c.id
       LIMIT $4
     ), ${ASYNC_COMMIT}

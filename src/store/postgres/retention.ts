@@ -27,6 +27,7 @@ export async function jobDeleteFinished(ctx: PgContext, p: StoreParams<'jobDelet
   const param = (value: unknown) => `$${values.push(value)}`;
   const where = ['finished_at IS NOT NULL'];
   if (p.finishedBefore !== undefined) where.push(`finished_at < ${param(date(p.finishedBefore))}`);
+  if (p.createdBefore !== undefined) where.push(`created_at < ${param(date(p.createdBefore))}`);
   if (p.queue !== undefined) where.push(`queue = ${param(p.queue)}`);
   if (p.task !== undefined) where.push(`task = ${param(p.task)}`);
   if (p.exceptQueues?.length) where.push(`queue <> ALL(${param(p.exceptQueues)}::text[])`);

@@ -6,6 +6,7 @@ import { checkSchema, runMigrations, type Migration } from '../migrate.js';
 import type { ClockReading, StoreChange } from '../store.js';
 import type { PgContext } from './context.js';
 import * as jobLeases from './job-leases.js';
+import * as jobBulk from './job-bulk.js';
 import * as jobs from './jobs.js';
 import * as leases from './leases.js';
 import { PgListener } from './listener.js';
@@ -13,6 +14,7 @@ import { migrations as postgresMigrations } from './migrations/index.js';
 import { channelPrefix, statementName } from './names.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
+import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import { ServerClock } from './server-clock.js';
 import * as services from './services.js';
@@ -69,7 +71,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Every operation of the PostgreSQL driver, one file per concern. */
-const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers };
+const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses };
 
 /**
  * The fleet driver: node-postgres with one pool (`poolSize` connections) and one

@@ -49,7 +49,8 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
     WHERE id IN (
       SELECT id FROM jobs INDEXED BY jobs_claim
       WHERE state = 'queued' AND run_at <= @now
-        AND queue IN (SELECT value FROM json_each(@queues)) AND task IN (SELECT value FROM json_each(@tasks))
+        AND queue IN (SELECT value FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL))
+        AND task IN (SELECT value FROM json_each(@tasks))
       ORDER BY priority, run_at, id LIMIT @limit)
     RETURNING *`).all({
     workerId: p.workerId,

@@ -20,6 +20,7 @@ const RECLAIM_PAGES = 4096;
 function finishedSelect(states: FinishedState[], p: StoreParams<'jobDeleteFinished'>): string {
   const where = ['finished_at IS NOT NULL'];
   if (p.finishedBefore !== undefined) where.push('finished_at < @finishedBefore');
+  if (p.createdBefore !== undefined) where.push('created_at < @createdBefore');
   if (p.queue !== undefined) where.push('queue = @queue');
   if (p.task !== undefined) where.push('task = @task');
   if (p.exceptQueues?.length) where.push('queue NOT IN (SELECT value FROM json_each(@exceptQueues))');
@@ -44,6 +45,7 @@ export async function jobDeleteFinished(ctx: SqliteContext, p: StoreParams<'jobD
   const values: Record<string, unknown> = { limit: p.limit };
   states.forEach((s, i) => (values[`s${i}`] = s));
   if (p.finishedBefore !== undefined) values.finishedBefore = p.finishedBefore;
+  if (p.createdBefore !== undefined) values.createdBefore = p.createdBefore;
   if (p.queue !== undefined) values.queue = p.queue;
   if (p.task !== undefined) values.task = p.task;
   if (p.exceptQueues?.length) values.exceptQueues = JSON.stringify(p.exceptQueues);

@@ -6,6 +6,7 @@ import { checkSchema, runMigrations, type AppliedMigration, type Migration } fro
 import type { ClockReading, StoreChange } from '../store.js';
 import type { SqliteContext } from './context.js';
 import * as jobLeases from './job-leases.js';
+import * as jobBulk from './job-bulk.js';
 import * as jobs from './jobs.js';
 import * as leases from './leases.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
@@ -13,6 +14,7 @@ import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
+import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
@@ -42,7 +44,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a

@@ -195,8 +195,8 @@ function flash(message, ok = false) {
   flashTimer = setTimeout(() => (el.hidden = true), ok ? 3000 : 8000);
 }
 
-/** A button that POSTs `path` and refreshes the view; disabled while in flight. */
-function actionButton(label, path, { kind, action, done, body } = {}) {
+/** A button that POSTs `path` and refreshes the view; disabled while in flight. `after` runs once the call ended, either way. */
+function actionButton(label, path, { kind, action, done, body, after } = {}) {
   const button = h('button', {
     class: kind,
     'data-action': action,
@@ -210,6 +210,7 @@ function actionButton(label, path, { kind, action, done, body } = {}) {
         flash(`${label} failed: ${error.message}`);
       } finally {
         button.disabled = false;
+        after?.();
         refreshSoon();
       }
     },
@@ -254,7 +255,7 @@ const queuesView = {
       ? h(
           'table',
           { id: 'queues' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
           h(
             'tbody',
             {},
@@ -262,17 +263,66 @@ const queuesView = {
               const last = q.throughput?.[q.throughput.length - 1];
               return h(
                 'tr',
-                { 'data-queue': q.queue },
+                { 'data-queue': q.queue, 'data-paused': q.paused ? 'true' : 'false' },
                 h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
+                h('td', { title: q.pausedAt ? `paused at ${q.pausedAt}` : undefined }, q.paused ? badge('paused') : badge('active')),
                 STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
                 h('td', {}, sparkline(q.throughput ?? [])),
                 h('td', { class: 'num' }, last ? `${last.completed} ok / ${last.failed} failed` : '—'),
+                h('td', {}, this.queueActions(q)),
               );
             }),
           ),
         )
       : h('div', { class: 'panel empty' }, 'No jobs yet.');
     this.body.replaceChildren(cards, table);
+  },
+  /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
+  pending: null,
+  /**
+   * Pause or Resume; and "Retry failed…", which first asks the server for the
+   * dry-run count and shows it with Confirm / Keep before anything changes.
+   */
+  queueActions(q) {
+    const name = encodeURIComponent(q.queue);
+    const toggle = q.paused
+      ? actionButton('Resume', `api/queues/${name}/resume`, { kind: 'primary', action: 'resume-queue', done: `Queue ${q.queue} resumed` })
+      : actionButton('Pause', `api/queues/${name}/pause`, { action: 'pause-queue', done: `Queue ${q.queue} paused: no worker claims from it` });
+    const pending = this.pending && this.pending.queue === q.queue ? this.pending : null;
+    if (pending) {
+      return h(
+        'span',
+        { class: 'actions' },
+        toggle,
+        h('span', { 'data-confirm': 'retry-failed' }, `Retry ${pending.count} failed job${pending.count === 1 ? '' : 's'} of ${q.queue}?`),
+        actionButton('Confirm', 'api/jobs/retry-many', {
+          kind: 'primary',
+          action: 'confirm-retry-failed',
+          body: { queue: q.queue, state: 'failed' },
+          done: `Failed jobs of ${q.queue} queued again`,
+          after: () => (this.pending = null),
+        }),
+        h('button', { type: 'button', 'data-action': 'keep', onclick: () => ((this.pending = null), refreshSoon()) }, 'Keep'),
+      );
+    }
+    const retry = (q.counts?.failed ?? 0) > 0
+      ? h('button', {
+          type: 'button',
+          'data-action': 'retry-failed',
+          onclick: async (event) => {
+            event.currentTarget.disabled = true;
+            try {
+              const dry = await api('api/jobs/retry-many', { method: 'POST', body: { queue: q.queue, state: 'failed', dryRun: true } });
+              this.pending = { queue: q.queue, count: dry.matched };
+            } catch (error) {
+              flash(`Retry failed jobs: ${error.message}`);
+            } finally {
+              refreshSoon();
+            }
+          },
+        }, 'Retry failed…')
+      : null;
+    return h('span', { class: 'actions' }, toggle, retry);
   },
 };
 

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { NotFoundError } from '../errors.js';
+import { JOB_STATES, type JobState } from '../job/types.js';
+import { parseInput, storableString } from '../validation.js';
+import type { ClientDeps } from './deps.js';
+
+/** A queue as `baton.queues.list()` shows it. */
+export interface QueueInfo {
+  name: string;
+  /** True while paused: no worker claims from it; running jobs go on. */
+  paused: boolean;
+  /** When it was paused; null when not paused. */
+  pausedAt: Date | null;
+  /** Jobs per stored state (0 for a state with none). */
+  counts: Record<JobState, number>;
+}
+
+/** What `pause` and `resume` answer. */
+export interface PauseResult {
+  queue: string;
+  /** The state now. */
+  paused: boolean;
+  /** False when it already was so (pausing a paused queue keeps its first `pausedAt`). */
+  changed: boolean;
+}
+
+/** Options of {@link QueueAdmin.pause}. */
+export interface PauseOptions {
+  /**
+   * Pause a queue Baton does not know yet (no queued or running job, no live worker
+   * serving it, never paused): e.g. ahead of its first job. Without it such a name
+   * is refused, so that a typo does not pause nothing. @defaultValue false
+   */
+  force?: boolean;
+}
+
+/** `baton.queues`: list queues and pause or resume one, fleet-wide, from any process. */
+export interface QueueAdmin {
+  /** Every queue that has jobs or is paused, by name, with its counts per state and its paused state. */
+  list(): Promise<QueueInfo[]>;
+  /**
+   * Pauses a queue for the whole fleet; stored, so it outlives worker restarts. Every
+   * claim that begins after this returns skips the queue (the claim statement reads
+   * the pause itself); a claim already in flight may still start what it took.
+   * Jobs running in it go on; new jobs can still be enqueued and wait.
+   * @param name - the queue, 1..200 characters
+   * @throws ValidationError for a bad name; NotFoundError for a queue Baton does not know (see {@link PauseOptions.force})
+   */
+  pause(name: string, options?: PauseOptions): Promise<PauseResult>;
+  /**
+   * Resumes a paused queue: every worker serving it is woken at once (PostgreSQL:
+   * NOTIFY; SQLite: the change watch; this process: directly). Resuming a queue that
+   * is not paused changes nothing (`changed` false).
+   * @throws ValidationError for a bad name; NotFoundError for a queue Baton does not know
+   */
+  resume(name: string): Promise<PauseResult>;
+}
+
+const nameSchema = storableString().min(1).max(200);
+const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
+
+/** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
+export function queueAdmin(deps: ClientDeps): QueueAdmin {
+  const checkName = async (name: string, force: boolean) => {
+    const queue = parseInput(nameSchema, name, 'invalid queue name');
+    if (!force && !(await deps.store.queueKnown({ name: queue, now: deps.clock.now() }))) {
+      throw new NotFoundError(`no queue named ${JSON.stringify(queue)}: it has no queued or running job, no live worker serves it, and it was never paused (to pause it ahead of its first job, pass { force: true } / --force)`);
+    }
+    return queue;
+  };
+  return {
+    async list() {
+      const [counts, paused] = await Promise.all([deps.store.queueCounts({}), deps.store.queueListPaused()]);
+      const byName = new Map<string, QueueInfo>();
+      const entry = (name: string) => {
+        let info = byName.get(name);
+        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number> }));
+        return info;
+      };
+      for (const row of counts) entry(row.queue).counts[row.state] = row.count;
+      for (const row of paused) Object.assign(entry(row.queue), { paused: true, pausedAt: new Date(row.pausedAt) });
+      return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+    async pause(name, options = {}) {
+      const { force = false } = parseInput(pauseOptionsSchema, options, 'invalid pause options');
+      const queue = await checkName(name, force);
+      return { queue, paused: true, changed: await deps.store.queueSetPaused({ name: queue, paused: true, now: deps.clock.now() }) };
+    },
+    async resume(name) {
+      const queue = await checkName(name, false);
+      const changed = await deps.store.queueSetPaused({ name: queue, paused: false, now: deps.clock.now() });
+      if (changed) deps.events.emit('queue:resumed', { queue });
+      return { queue, paused: false, changed };
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import type { Baton } from '../../baton.js';
+import type { BulkFilter } from '../../client/bulk.js';
+import { parseInput } from '../../validation.js';
+import { readJson } from '../body.js';
+import { jobId, runAtText } from './jobs.js';
+
+/**
+ * The body of a bulk request: the filter fields and the options side by side. Only
+ * what JSON cannot say is done here (times as ISO 8601 text → Date); the client
+ * checks the values (the states an operation applies to, an empty filter without
+ * `all`, the batch size) and names each field.
+ */
+const bulkBody = z.strictObject({
+  state: z.string().optional(),
+  queue: z.string().optional(),
+  task: z.string().optional(),
+  createdBefore: runAtText.optional(),
+  finishedBefore: runAtText.optional(),
+  all: z.boolean().optional(),
+  dryRun: z.boolean().optional(),
+  batchSize: z.number().optional(),
+});
+const cancelManyBody = bulkBody.extend({ reason: z.string().optional() });
+
+/** Reads a bulk body and splits it into the client's filter and options (fields left out stay out). @throws ValidationError */
+async function readBulk(c: Context, bodyLimit: number, what: string) {
+  const body = parseInput(what === 'cancel-many' ? cancelManyBody : bulkBody, await readJson(c, bodyLimit), `invalid ${what} request`);
+  const { dryRun, batchSize, reason, ...filter } = body as z.output<typeof cancelManyBody>;
+  const options = { ...(dryRun === undefined ? {} : { dryRun }), ...(batchSize === undefined ? {} : { batchSize }), ...(reason === undefined ? {} : { reason }) };
+  // The client checks the filter's values (states, names) and names each field.
+  return { filter: filter as BulkFilter, options };
+}
+
+const pauseBody = z.strictObject({ force: z.boolean().optional() });
+
+/**
+ * Queue operations (admin token): POST /api/queues/:name/pause|resume,
+ * DELETE /api/jobs/:id, POST /api/jobs/retry-many|cancel-many|purge.
+ */
+export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hono {
+  const app = new Hono();
+  app.post('/queues/:name/pause', async (c) => {
+    const body = parseInput(pauseBody, await readJson(c, options.bodyLimit), 'invalid pause request');
+    return c.json(await baton.queues.pause(c.req.param('name'), body));
+  });
+  app.post('/queues/:name/resume', async (c) => {
+    await readJson(c, options.bodyLimit);
+    return c.json(await baton.queues.resume(c.req.param('name')));
+  });
+  app.delete('/jobs/:id', async (c) => c.json(await baton.jobs.delete(jobId(c.req.param('id')))));
+  app.post('/jobs/retry-many', async (c) => {
+    const { filter, options: o } = await readBulk(c, options.bodyLimit, 'retry-many');
+    return c.json(await baton.jobs.retryMany(filter, o));
+  });
+  app.post('/jobs/cancel-many', async (c) => {
+    const { filter, options: o } = await readBulk(c, options.bodyLimit, 'cancel-many');
+    return c.json(await baton.jobs.cancelMany(filter, o));
+  });
+  app.post('/jobs/purge', async (c) => {
+    const { filter, options: o } = await readBulk(c, options.bodyLimit, 'purge');
+    return c.json(await baton.jobs.purge(filter, o));
+  });
+  return app;
+}

@@ -1,0 +1,82 @@
+import type { Job } from '../../job/types.js';
+import { CLEAR_LEASE } from '../constants.js';
+import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
+import { date, type PgContext } from './context.js';
+
+/**
+ * Deleting jobs and the batches of bulk retry, cancel and purge on PostgreSQL; see
+ * the Store interface for each contract. Each batch is one statement or one short
+ * transaction over at most the ids given; rows are locked by id, never the table.
+ */
+
+/** The conditions of a filter on `$1`..`$5` (states, queue, task, createdBefore, finishedBefore) and their values. */
+const FILTER = `state = ANY($1::text[]) AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR task = $3)
+  AND ($4::timestamptz IS NULL OR created_at < $4) AND ($5::timestamptz IS NULL OR finished_at < $5)`;
+const filterValues = (f: JobBulkFilter) => [
+  f.states,
+  f.queue ?? null,
+  f.task ?? null,
+  f.createdBefore === undefined ? null : date(f.createdBefore),
+  f.finishedBefore === undefined ? null : date(f.finishedBefore),
+];
+
+export async function jobDelete(ctx: PgContext, { id }: StoreParams<'jobDelete'>): Promise<{ state: Job['state']; deleted: boolean } | null> {
+  // The DELETE re-checks the state of a row claimed meanwhile (it waits for the
+  // claim's lock, then sees 'running'); the SELECT answers for a row it left alone.
+  const rows = await ctx.query<{ state: Job['state']; deleted: boolean }>(null, `
+    WITH d AS (DELETE FROM :schema.jobs WHERE id = $1 AND state <> 'running' RETURNING state)
+    SELECT state, true AS deleted FROM d
+    UNION ALL
+    SELECT state, false FROM :schema.jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM d)`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function jobCount(ctx: PgContext, filter: StoreParams<'jobCount'>): Promise<number> {
+  const rows = await ctx.query<{ n: string }>(null, `SELECT count(*) AS n FROM :schema.jobs WHERE ${FILTER}`, filterValues(filter));
+  return Number(rows[0]!.n);
+}
+
+export async function jobSelectIds(ctx: PgContext, { afterId, limit, ...filter }: StoreParams<'jobSelectIds'>): Promise<number[]> {
+  const rows = await ctx.query<{ id: string }>(null, `SELECT id FROM :schema.jobs WHERE ${FILTER} AND id > $6 ORDER BY id LIMIT $7`, [
+    ...filterValues(filter),
+    afterId,
+    limit,
+  ]);
+  return rows.map((r) => Number(r.id));
+}
+
+export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jobRetryMany'>): Promise<number[]> {
+  if (ids.length === 0) return [];
+  // Keyed jobs: only the newest of the batch per key, and only when no queued or
+  // running job holds the key (the unique index jobs_key would refuse the batch).
+  const rows = await ctx.query<{ id: string }>(null, `
+    WITH batch AS (
+      SELECT id, key FROM :schema.jobs WHERE id = ANY($1::bigint[]) AND state IN ('failed','cancelled') ORDER BY id FOR UPDATE
+    ), eligible AS (
+      SELECT id FROM batch WHERE key IS NULL
+      UNION ALL
+      SELECT max(id) FROM batch b WHERE key IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM :schema.jobs l WHERE l.key = b.key AND l.state IN ('queued','running'))
+      GROUP BY key
+    )
+    UPDATE :schema.jobs j SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
+      cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+    WHERE j.id = ANY(ARRAY(SELECT id FROM eligible)) -- primary-key lookups, never a scan of the table
+    RETURNING j.id`, [ids, date(now)]);
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
+export async function jobCancelMany(ctx: PgContext, { ids, reason, now }: StoreParams<'jobCancelMany'>): Promise<CancelManyReport> {
+  if (ids.length === 0) return { cancelled: [], requested: [] };
+  const of = (rows: Array<{ id: string }>) => rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  return ctx.transaction(async (client) => {
+    // Queued first, then running, each statement with its own snapshot: a job
+    // claimed between the two is still found running by the second.
+    const cancelled = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs SET state = 'cancelled', cancel_requested_at = $2,
+        cancel_reason = $3, finished_at = $2 WHERE id = ANY($1::bigint[]) AND state = 'queued' RETURNING id`), [ids, date(now), reason]);
+    // Each row's trigger NOTIFYs <schema>_cancel at commit, as a single cancel does.
+    const requested = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
+        cancel_reason = coalesce(cancel_reason, $3) WHERE id = ANY($1::bigint[]) AND state = 'running' RETURNING id`), [ids, date(now), reason]);
+    return { cancelled: of(cancelled.rows), requested: of(requested.rows) };
+  });
+}
