@@ -26,7 +26,9 @@ async function setup(payloadLimit = LIMIT): Promise<Setup> {
   const calls: string[] = [];
   const baton = await openBaton({ payloadLimit }, (op) => calls.push(op));
   const kit = createKit();
-  const worker = baton.worker({ tasks: kit.tasks, concurrency: 2 });
+  // retention: false — the pruner's batches are store calls of their own, and these cases
+  // assert that a refused enqueue makes no store call at all.
+  const worker = baton.worker({ tasks: kit.tasks, concurrency: 2, retention: false });
   await worker.start();
   return { baton, worker, kit, calls };
 }

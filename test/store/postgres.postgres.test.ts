@@ -62,7 +62,9 @@ async function setup(workerOptions: Record<string, unknown> = {}, observer?: Par
   const kit = createKit({ ledgerPath: ledger.path });
   cleanups.push(() => kit.ledger!.close());
   const baton = await openBaton({ database: url.toString(), logger }, observer);
-  const worker = baton.worker({ tasks: [...kit.tasks, nulResult], pollInterval: 3_600_000, ...workerOptions });
+  // retention: false — some cases assert that a refused call makes no store call, and the
+  // pruner's batches are store calls of their own.
+  const worker = baton.worker({ tasks: [...kit.tasks, nulResult], pollInterval: 3_600_000, retention: false, ...workerOptions });
   await worker.start();
   return { db, url: url.toString(), app, logs, ledger, kit, baton, worker };
 }
