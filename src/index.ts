@@ -34,6 +34,7 @@ export type { ServiceInfo, ServiceAdmin } from './lease/service-admin.js';
 export type { LockOptions, LockContext } from './lease/with-lock.js';
 export { DEFAULT_RETENTION, type RetentionOptions, type QueueRetention, type StateRetention, type RetentionAge } from './maintenance/retention.js';
 export { PRUNER_SERVICE, type PrunerEvents, type PruneReport } from './maintenance/pruner.js';
+export { VACUUM_CHECK_INTERVAL_MS, VACUUM_DEAD_FRACTION, VACUUM_DEAD_ROWS, type TableVacuumEvents } from './maintenance/vacuum.js';
 export {
   BatonError,
   ValidationError,

@@ -176,6 +176,12 @@ export abstract class DriverStore<C> implements Store {
   jobCancelMany(params: StoreParams<'jobCancelMany'>) {
     return this.#operations.jobCancelMany(this.#context, params);
   }
+  jobTableStats(params?: StoreParams<'jobTableStats'>) {
+    return this.#operations.jobTableStats(this.#context, params);
+  }
+  jobTableVacuum(params?: StoreParams<'jobTableVacuum'>) {
+    return this.#operations.jobTableVacuum(this.#context, params);
+  }
   queueListPaused(params?: StoreParams<'queueListPaused'>) {
     return this.#operations.queueListPaused(this.#context, params);
   }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTableStats } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -377,6 +377,25 @@ export interface Store {
    * the worker as a single cancel does; other states and unknown ids: left out.
    */
   jobCancelMany(params: { ids: number[]; reason: string | null; now: number }): Promise<CancelManyReport>;
+
+  /**
+   * Reads the jobs table's health (dead rows, live rows, whether the database
+   * vacuums it by itself): one cheap read of the server's statistics, no scan of the
+   * table. The table vacuum (src/maintenance/vacuum.ts) polls it.
+   */
+  jobTableStats(params?: Record<string, never>): Promise<JobTableStats>;
+
+  /**
+   * Cleans the jobs table now. PostgreSQL: `VACUUM (SKIP_LOCKED)` of the jobs table,
+   * which removes dead rows from the table and its indexes without blocking reads or
+   * writes, and returns at once (doing nothing) while another vacuum of the table runs
+   * (autovacuum's, or another process's): two never queue behind each other. It needs
+   * the table's owner (or a superuser); for another role PostgreSQL skips it with a
+   * warning. SQLite: hands the file's free pages back to the file system
+   * (`PRAGMA incremental_vacuum`; files Baton creates use incremental auto-vacuum).
+   * @throws StoreError when the database cannot be reached
+   */
+  jobTableVacuum(params?: Record<string, never>): Promise<void>;
 
   /**
    * Watches for changes committed by other connections (other processes). Calls

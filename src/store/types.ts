@@ -209,3 +209,22 @@ export interface CancelManyReport {
   /** running: the cancel request is stored (or was already); the worker aborts the handler. */
   requested: number[];
 }
+
+/**
+ * The jobs table's health, as {@link Store.jobTableStats} reads it. PostgreSQL: the
+ * server's cumulative statistics (pg_stat_user_tables), which each backend reports up
+ * to ~1 s after its transaction ends, so the figures trail recent writes. SQLite
+ * deletes and updates rows in place: it never has dead rows.
+ */
+export interface JobTableStats {
+  /** Estimated live rows (PostgreSQL n_live_tup); null where the driver keeps no estimate (SQLite). */
+  liveRows: number | null;
+  /** Dead row versions a VACUUM would remove (PostgreSQL n_dead_tup); always 0 on SQLite. */
+  deadRows: number;
+  /**
+   * Whether the database cleans the table by itself: PostgreSQL, the server's
+   * `autovacuum` and `track_counts` settings are on and the table's
+   * `autovacuum_enabled` is not off; SQLite, always true.
+   */
+  autovacuum: boolean;
+}

@@ -1,6 +1,7 @@
 import type { ClaimedJob, Progress } from '../job/types.js';
 import type { ServiceEvents } from '../lease/service.js';
 import type { PrunerEvents } from '../maintenance/pruner.js';
+import type { TableVacuumEvents } from '../maintenance/vacuum.js';
 import type { SchedulerEvents } from '../schedule/scheduler.js';
 
 /** Summary `worker.stop()` resolves with. Counts are jobs. */
@@ -49,15 +50,16 @@ export interface JobEvents {
 
 /**
  * Every event a worker emits (names `noun:verb`): its lifecycle, its jobs' events,
- * and those of the scheduler, the service runners and the pruner it hosts, merged.
+ * and those of the scheduler, the service runners, the pruner and the table vacuum
+ * it hosts, merged.
  * Listeners run synchronously; a listener that throws is logged and never
  * crashes the worker (see `TypedEmitter.emit`).
  */
-export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents, PrunerEvents {
+export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents, PrunerEvents, TableVacuumEvents {
   'worker:started': { workerId: string };
   /** `stop()` was called (or SIGTERM/SIGINT under the CLI). */
   'worker:stopping': { workerId: string; running: number };
   'worker:stopped': { workerId: string; summary: StopSummary };
-  /** A background loop (fetch, heartbeat, cancel poll) hit an error; it keeps going. */
+  /** A background loop (fetch, heartbeat, cancel poll, rescue, vacuum, …) hit an error; it keeps going. */
   'worker:error': { workerId: string; loop: string; error: unknown };
 }

@@ -10,6 +10,7 @@ import { applyCancelRequests } from '../cancellation/apply-cancel-requests.js';
 import { pollCancelRequests } from '../cancellation/poll-cancel-requests.js';
 import { Rescuer } from '../maintenance/rescuer.js';
 import { Pruner } from '../maintenance/pruner.js';
+import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
 import { heartbeat } from './heartbeat.js';
@@ -37,9 +38,9 @@ export interface WorkerDeps {
  * ```
  * Background loops: fetch (claims on wake-up, slot free, and every pollInterval),
  * heartbeat (one statement renews all leases), cancel poll (cancellation/), and the
- * rescuer of expired leases and the pruner of finished jobs (maintenance/; the pruner
- * is a service, run by one worker of the fleet at a time). Every loop's errors become `worker:error` events and logs; none can crash
- * the process.
+ * rescuer of expired leases, the pruner of finished jobs and the table vacuum
+ * (maintenance/; the pruner is a service, run by one worker of the fleet at a time).
+ * Every loop's errors become `worker:error` events and logs; none can crash the process.
  */
 export class Worker {
   readonly id: string;
@@ -54,6 +55,7 @@ export class Worker {
   readonly #scheduler: Scheduler | undefined;
   readonly #services: ServiceRunner[];
   readonly #pruner: Pruner | undefined;
+  readonly #vacuum: TableVacuum;
   #unsubscribe: Array<() => void> = [];
   #started = false;
   /** When start() was called (ms since the epoch), for the registry. */
@@ -139,6 +141,7 @@ export class Worker {
     this.#pruner = o.retention === false
       ? undefined
       : new Pruner({ store: deps.store, clock, logger: logger.child({ component: 'pruner' }), events: this.#events, options: o.retention, tasks: o.tasks });
+    this.#vacuum = new TableVacuum({ store: deps.store, logger: logger.child({ component: 'vacuum' }), events: this.#events, onError });
     this.#services = [...o.services, ...(this.#pruner ? [this.#pruner.service()] : [])].map((service) => {
       let failures = 0;
       return new ServiceRunner(service, {
@@ -221,6 +224,7 @@ export class Worker {
     this.#events.emit('worker:started', { workerId: this.id });
     this.#state.logger.info({ concurrency: this.options.concurrency, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
     await this.#rescuer.tick();
+    await this.#vacuum.start();
     await this.#fetch.runOnce();
   }
 
@@ -253,6 +257,7 @@ export class Worker {
     await this.#scheduler?.stop();
     await this.#fetch.stop();
     await this.#rescuer.stop();
+    await this.#vacuum.stop();
     let summary: StopSummary;
     try {
       summary = await shutdown(state, this.#skipped);
@@ -292,6 +297,8 @@ export class Worker {
     cancelPoll: () => this.#cancels.runOnce(),
     /** One rescue pass at `now` (default: the clock); returns what it settled. @throws StoreError */
     rescue: (now?: number) => this.#rescuer.runOnce(now),
+    /** One check of the jobs table's dead rows, vacuuming past the threshold (maintenance/vacuum.ts). @throws StoreError */
+    vacuum: () => this.#vacuum.runOnce(),
     /**
      * One pruning pass at `now` (default: the clock), outside the service's lease;
      * returns what it deleted. @throws Error when this worker has `retention: false`; StoreError

@@ -6,6 +6,7 @@ import { leaseTests } from './leases.js';
 import { retentionTests } from './retention.js';
 import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
+import { tableHealthTests } from './table-health.js';
 import { workerTests } from './workers.js';
 
 export type { StoreFactory } from './harness.js';
@@ -19,7 +20,8 @@ export type { StoreFactory } from './harness.js';
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
- * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge).
+ * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
+ * table-health.ts (dead rows, vacuum).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -31,5 +33,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     workerTests(h);
     retentionTests(h);
     queueOpsTests(h);
+    tableHealthTests(h);
   });
 }

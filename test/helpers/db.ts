@@ -61,6 +61,17 @@ export async function openBaton(options: BatonOptions = {}, observer?: StoreObse
   return baton;
 }
 
+/**
+ * Store operations a worker's background loops make on their own timers (claims,
+ * heartbeat, registry, cancel poll, rescue, scheduler, services and the pruner, table
+ * vacuum): a test asserting that a refused call made no store call ignores these.
+ */
+export const BACKGROUND_OPS: ReadonlySet<string> = new Set([
+  'jobClaim', 'leaseExtendMany', 'workerUpsert', 'jobCancelRequests', 'jobRescueExpired', 'scheduleDue',
+  'leaseAcquire', 'leaseRenew', 'leaseRelease', 'serviceEnsure', 'serviceGet', 'serviceRecord',
+  'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'jobTableStats', 'jobTableVacuum',
+]);
+
 /** `createBaton`'s second argument: called after every store operation. */
 export type StoreObserver = NonNullable<Parameters<typeof createBaton>[1]>;
 

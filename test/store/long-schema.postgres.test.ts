@@ -62,7 +62,8 @@ describe('a schema name of 63 characters', () => {
     expect(await baton.withLock('long-schema', { ttl: 5000 }, async () => 'locked')).toBe('locked');
     await baton.schedule('every-hour', { every: 3_600_000, task: 'double', payload: 1 });
     expect((await baton.schedules.list()).map((s) => s.name)).toEqual(['every-hour']);
-    expect(logs).toEqual([]);
+    // No warning but the one a server with autovacuum off gets (maintenance/vacuum.ts).
+    expect(logs.filter((l) => !/autovacuum is off/.test(l.msg))).toEqual([]);
   });
 
   it('statement names and channel prefixes stay within 63 bytes and differ per schema', () => {

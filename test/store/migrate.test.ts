@@ -2,10 +2,14 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, createBaton, defineTask } from 'baton-jobs';
-import { migrations } from '../../src/store/sqlite/migrations/index.js';
+import { migrations as postgresMigrations } from '../../src/store/postgres/migrations/index.js';
+import { migrations as sqliteMigrations } from '../../src/store/sqlite/migrations/index.js';
 import { openBaton, tempDatabase, testDriver, testLogger } from '../helpers/db.js';
 import { spawnClient } from '../helpers/client.js';
 import { rawQuery } from '../helpers/raw.js';
+
+/** This driver's migrations (PostgreSQL has one SQLite lacks). */
+const migrations = testDriver === 'postgres' ? postgresMigrations : sqliteMigrations;
 
 const noop = defineTask('noop', { handler: async (payload: { n: number }) => payload.n });
 

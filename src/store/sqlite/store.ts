@@ -14,6 +14,7 @@ import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
+import * as tableHealth from './table-health.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import * as services from './services.js';
@@ -44,7 +45,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a

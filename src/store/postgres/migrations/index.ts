@@ -4,6 +4,10 @@ import { migration as m0002 } from './0002-schedules-leases.js';
 import { migration as m0003 } from './0003-workers.js';
 import { migration as m0004 } from './0004-queues.js';
 import { migration as m0006 } from './0006-finished-indexes.js';
+import { migration as m0007 } from './0007-jobs-autovacuum.js';
 
-/** Every PostgreSQL migration, in version order (the same versions as SQLite's). */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006];
+/**
+ * Every PostgreSQL migration, in version order: SQLite's versions, plus 7 (the jobs
+ * table's autovacuum settings), which SQLite has no use for. Version 5 was never shipped.
+ */
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007];

@@ -1,0 +1,81 @@
+/**
+ * The table vacuum (src/maintenance/vacuum.ts) on both drivers: one warning per store
+ * where PostgreSQL's autovacuum is off for the jobs table, none on SQLite; past its
+ * threshold a check vacuums (dead rows leave, an event), below it a check only reads
+ * statistics; SQLite never vacuums. The threshold is lowered for the test (the
+ * worker's is 100,000 dead rows); dead rows come from real claims, completions and
+ * deletes.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { defineTask } from 'baton-jobs';
+import { TableVacuum, type TableVacuumEvents } from '../../src/maintenance/vacuum.js';
+import { TypedEmitter } from '../../src/observe/events.js';
+import { churn, CHURN, statsUntil } from '../conformance/table-health.js';
+import { openBaton, tempDatabase } from '../helpers/db.js';
+import { rawQuery } from '../helpers/raw.js';
+
+const noop = defineTask('t', { handler: async () => null });
+
+/** A logger whose lines land in `logs`. */
+function capture() {
+  const logs: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as (typeof logs)[number]) });
+  return { logs, logger };
+}
+
+const AUTOVACUUM_OFF = /autovacuum is off for the jobs table/;
+
+describe('table vacuum', () => {
+  it('where autovacuum is off for the jobs table, a store warns once, however many workers check; SQLite never warns', async () => {
+    const db = tempDatabase();
+    const { logs, logger } = capture();
+    const baton = await openBaton({ database: db.url, logger });
+    if (db.driver === 'postgres') await rawQuery(db, 'ALTER TABLE jobs SET (autovacuum_enabled = off)');
+    const workers = [baton.worker({ tasks: [noop], retention: false }), baton.worker({ tasks: [noop], retention: false })];
+    for (const worker of workers) await worker.start();
+    for (const worker of workers) {
+      const report = await worker.loops.vacuum();
+      expect(report.stats.autovacuum).toBe(db.driver === 'sqlite');
+      await worker.loops.vacuum();
+    }
+    const warnings = logs.filter((l) => AUTOVACUUM_OFF.test(l.msg));
+    expect(warnings.map((l) => l.level)).toEqual(db.driver === 'sqlite' ? [] : [40]);
+    if (db.driver === 'postgres') {
+      // The table's own setting is what turned it off: reset, the server's setting decides.
+      await rawQuery(db, 'ALTER TABLE jobs RESET (autovacuum_enabled)');
+      const [server] = await rawQuery<{ on: boolean }>(db, "SELECT current_setting('autovacuum')::boolean AND current_setting('track_counts')::boolean AS on");
+      expect((await workers[0]!.loops.vacuum()).stats.autovacuum).toBe(server!.on);
+    }
+  });
+
+  it('past its threshold a check vacuums: the dead rows leave, one event; below it, a check only reads; SQLite has nothing to vacuum', async () => {
+    const db = tempDatabase();
+    const { logger } = capture();
+    const baton = await openBaton({ database: db.url, logger });
+    const events = new TypedEmitter<TableVacuumEvents>();
+    const seen: Array<TableVacuumEvents['jobs:vacuumed']> = [];
+    events.on('jobs:vacuumed', (e) => seen.push(e));
+    const errors: unknown[] = [];
+    const make = (minDeadRows: number) => new TableVacuum({ store: baton.store, logger, events, minDeadRows, onError: (_loop, error) => errors.push(error) });
+
+    await churn(baton.store);
+    if (db.driver === 'sqlite') {
+      expect(await make(0).runOnce()).toEqual({ stats: { liveRows: null, deadRows: 0, autovacuum: true }, vacuumed: false });
+      expect(seen).toEqual([]);
+      return;
+    }
+    const before = await statsUntil(baton.store, (s) => s.deadRows >= CHURN);
+    expect(before.deadRows).toBeGreaterThanOrEqual(CHURN);
+    // Threshold above the dead rows: nothing happens.
+    expect(await make(before.deadRows + 1_000).runOnce()).toMatchObject({ vacuumed: false });
+    expect(seen).toEqual([]);
+    // Threshold below: one vacuum, reported with the statistics that triggered it.
+    const report = await make(CHURN / 2).runOnce();
+    expect(report.vacuumed).toBe(true);
+    expect(seen).toEqual([expect.objectContaining({ deadRows: report.stats.deadRows, liveRows: report.stats.liveRows })]);
+    expect(seen[0]!.durationMs).toBeGreaterThan(0);
+    expect((await statsUntil(baton.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
+    expect(errors).toEqual([]);
+  });
+});
