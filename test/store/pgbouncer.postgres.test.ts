@@ -14,6 +14,7 @@ import { CancelledError, defineSchedule, defineTask, type Baton, type JobContext
 import { openBaton, postgresUrl, tempDatabase, tempDir } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
+import { churn, CHURN, statsUntil } from '../conformance/table-health.js';
 
 /** Never polls: a worker sees other instances' enqueues and cancels only through LISTEN. */
 const PUSH_ONLY = { pollInterval: 600_000, cancelPollInterval: 600_000 };
@@ -112,6 +113,16 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     await worker.start();
     const { job } = await ran;
     expect((await a.getJob(job.id)).result).toEqual({ n: 7 });
+    await closeAll(a);
+  });
+
+  it('the table vacuum reads the statistics and runs VACUUM (SKIP_LOCKED) through the bouncer: no transaction block, no session state', async () => {
+    const { open } = await throughBouncer();
+    const a = await open();
+    await churn(a.store);
+    expect((await statsUntil(a.store, (s) => s.deadRows >= CHURN)).deadRows).toBeGreaterThanOrEqual(CHURN);
+    await a.store.jobTableVacuum();
+    expect((await statsUntil(a.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
     await closeAll(a);
   });
 
