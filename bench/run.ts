@@ -13,7 +13,8 @@
  * workload, and on Ctrl-C. A driver whose database does not answer is reported and
  * makes the run exit non-zero. `--tiny` runs every workload on a few hundred jobs
  * and a few trials: it checks that the bench runs (the test suite does), its
- * figures mean nothing.
+ * figures mean nothing. Opt-in workloads (hours at full size) run only when `--only`
+ * names them.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -52,7 +53,7 @@ function parseArgs(argv: string[]) {
     else if (flag === '--profile') profile = true;
     else if (flag === '--tiny') tiny = true;
     else if (flag === '--help' || flag === '-h') {
-      process.stdout.write(`${USAGE}\n${WORKLOADS.map((w) => `  ${w.name.padEnd(8)} ${w.title}`).join('\n')}\n`);
+      process.stdout.write(`${USAGE}\n${WORKLOADS.map((w) => `  ${w.name.padEnd(12)} ${w.title}${w.optIn ? ' (only with --only)' : ''}`).join('\n')}\n`);
       process.exit(0);
     } else fail(`unknown argument ${arg}`);
   }
@@ -100,7 +101,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 process.on('exit', killAllChildrenNow);
 
 const log = (message: string) => process.stderr.write(`  ${message}\n`);
-const selected = WORKLOADS.filter((w) => args.only.size === 0 || args.only.has(w.name));
+const selected = WORKLOADS.filter((w) => (args.only.size === 0 ? !w.optIn : args.only.has(w.name)));
 const started = performance.now();
 const loadBefore = loadavg()[0]!;
 

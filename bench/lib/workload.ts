@@ -98,6 +98,11 @@ export interface Workload {
   name: string;
   /** One line describing what it measures. */
   title: string;
+  /**
+   * A long workload (minutes to hours at full size) that runs only when `--only`
+   * names it; the default run and `--tiny` without `--only` leave it out.
+   */
+  optIn?: boolean;
   run(ctx: WorkloadContext): Promise<WorkloadResult>;
 }
 
