@@ -63,6 +63,9 @@ export interface ValidationIssue {
   message: string;
 }
 
+/** Which argument a ValidationError's issue paths start from. */
+export type ValidationSubject = 'payload' | 'options' | 'filter';
+
 /**
  * A payload, option or argument was refused. `issues` names each bad field, with
  * paths relative to `subject` when there is one (`["priority"]` in the enqueue
@@ -74,10 +77,11 @@ export class ValidationError extends BatonError {
   readonly summary: string;
   /**
    * Which argument the issue paths start from: `"payload"` or `"options"` for
-   * enqueue; undefined when the message alone says what was refused.
+   * enqueue, `"filter"` or `"options"` for the bulk operations; undefined when the
+   * message alone says what was refused.
    */
-  readonly subject: 'payload' | 'options' | undefined;
-  constructor(message: string, issues: ValidationIssue[] = [], options: { subject?: 'payload' | 'options' } = {}) {
+  readonly subject: ValidationSubject | undefined;
+  constructor(message: string, issues: ValidationIssue[] = [], options: { subject?: ValidationSubject } = {}) {
     super('validation', issues.length ? `${message}: ${formatIssues(issues)}` : message);
     this.issues = issues;
     this.summary = message;

@@ -11,7 +11,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
-import { ConfigError, ValidationError, type ValidationIssue } from './errors.js';
+import { ConfigError, ValidationError, type ValidationIssue, type ValidationSubject } from './errors.js';
 import { stringProblems } from './job/payload.js';
 
 /** A schema issue: Standard Schema's, which zod's issues satisfy too. */
@@ -40,7 +40,7 @@ function plainKey(key: PropertyKey): string | number {
  * @returns the schema's output
  * @throws ValidationError with one issue per bad field
  */
-export function parseInput<T extends z.ZodType>(schema: T, value: unknown, message: string, options: { subject?: 'payload' | 'options' } = {}): z.output<T> {
+export function parseInput<T extends z.ZodType>(schema: T, value: unknown, message: string, options: { subject?: ValidationSubject } = {}): z.output<T> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new ValidationError(message, toIssues(parsed.error.issues), options);
   return parsed.data;
@@ -57,7 +57,7 @@ export async function validateWith<Input, Output>(
   schema: StandardSchemaV1<Input, Output>,
   value: unknown,
   message: string,
-  options: { subject?: 'payload' | 'options' } = {},
+  options: { subject?: ValidationSubject } = {},
 ): Promise<Output> {
   const outcome = await schema['~standard'].validate(value);
   if (outcome.issues) throw new ValidationError(message, toIssues(outcome.issues), options);
@@ -127,7 +127,7 @@ export function storableString(): z.ZodString {
  */
 export function parseIsoDateTime(text: string): Date | string {
   const match = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2})))?$/.exec(text);
-  if (!match) return `not ${ISO_DATE_TIME_HINT}`;
+  if (!match) return /^[+-]?\d{5,}-/.test(text) ? `year ${/^[+-]?\d+/.exec(text)![0]} does not have 4 digits: times are within 1970..9999` : `not ${ISO_DATE_TIME_HINT}`;
   const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', , sign, oh = '0', om = '0'] = match;
   const year = Number(y);
   const month = Number(mo);

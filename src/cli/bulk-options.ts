@@ -1,20 +1,21 @@
 import { Option, type Command } from 'commander';
 import type { BulkFilter, BulkOptions, BulkResult } from '../client/bulk.js';
 import type { JobState } from '../job/types.js';
-import { integer, isoDate, UsageError } from './options.js';
+import { byFlag, integer, isoDate, UsageError } from './options.js';
 import { out, plural, printJson, progressDisplay } from './output.js';
 
 /** The flags of a bulk command (`retry`, `cancel`, `purge` without an id): the filter's fields plus the options. */
 export interface BulkFlags extends BulkFilter {
   dryRun?: boolean;
   batchSize?: number;
+  limit?: number;
   json?: boolean;
 }
 
 /**
  * Adds the filter flags of a bulk command: `--state` (one of `states`), `--queue`,
  * `--task`, `--created-before` (unless `created` is false), `--finished-before`,
- * `--all`, plus `--dry-run`, `--batch-size` and `--json`.
+ * `--all`, plus `--dry-run`, `--batch-size`, `--limit` and `--json`.
  */
 export function withBulkOptions(command: Command, verb: string, states: readonly JobState[], created = true): Command {
   command
@@ -27,6 +28,7 @@ export function withBulkOptions(command: Command, verb: string, states: readonly
     .option('--all', `${verb} every ${states.join(' or ')} job: needed when no filter is given`)
     .option('--dry-run', 'count the matching jobs and change nothing')
     .option('--batch-size <n>', 'jobs per transaction (1..10000)', integer(1, 10_000), 1000)
+    .option('--limit <n>', `${verb} at most this many jobs, the lowest ids first (e.g. the count a dry run showed)`, integer(1))
     .option('--json', 'print the result as JSON');
 }
 
@@ -68,10 +70,24 @@ export function printBulk(flags: BulkFlags, verb: string, result: BulkResult, do
 /**
  * Runs a bulk operation with the flags' options. On a terminal (not --json, not
  * --dry-run) and when it takes more than one batch, the matching jobs are counted
- * first and a progress bar follows the batches.
+ * first and a progress bar follows the batches. The client's refusal of a field
+ * names its flag (`--created-before: …`).
+ * @throws UsageError for a field the client refused
  */
 export async function withProgress<R extends BulkResult>(flags: BulkFlags, label: string, run: (options: BulkOptions) => Promise<R>): Promise<R> {
-  const options: BulkOptions = { dryRun: flags.dryRun ?? false, ...(flags.batchSize === undefined ? {} : { batchSize: flags.batchSize }) };
+  try {
+    return await runWithProgress(flags, label, run);
+  } catch (error) {
+    throw byFlag(error);
+  }
+}
+
+async function runWithProgress<R extends BulkResult>(flags: BulkFlags, label: string, run: (options: BulkOptions) => Promise<R>): Promise<R> {
+  const options: BulkOptions = {
+    dryRun: flags.dryRun ?? false,
+    ...(flags.batchSize === undefined ? {} : { batchSize: flags.batchSize }),
+    ...(flags.limit === undefined ? {} : { limit: flags.limit }),
+  };
   if (options.dryRun || flags.json || !process.stdout.isTTY) return run(options);
   const { matched } = await run({ ...options, dryRun: true });
   if (matched <= (options.batchSize ?? 1000)) return run(options);

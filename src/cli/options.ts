@@ -3,6 +3,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { createBaton, type Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
 import { createLogger } from '../observe/logger.js';
+import { MAX_RUN_AT, MIN_RUN_AT } from '../client/enqueue.js';
+import { ValidationError, type ValidationSubject } from '../errors.js';
 import { parseIsoDateTime } from '../validation.js';
 
 /**
@@ -23,6 +25,23 @@ export class UsageError extends Error {
  */
 export class CliError extends Error {
   override name = 'CliError';
+}
+
+/**
+ * The client's refusal of an option or filter field, named by its flag: "invalid
+ * enqueue options: --max-attempts: Too big: expected number to be <=1000" (a
+ * field's camelCase name → `--kebab-case`). Only errors whose `subject` is one of
+ * `subjects` (default: options and filter; the payload's paths are not flags);
+ * anything else is returned unchanged.
+ */
+export function byFlag(error: unknown, subjects: ReadonlyArray<ValidationSubject | undefined> = ['options', 'filter']): unknown {
+  if (!(error instanceof ValidationError) || !subjects.includes(error.subject)) return error;
+  const issues = error.issues.map((i) => {
+    const [first, ...rest] = i.path;
+    const flag = typeof first === 'string' ? `--${first.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : '';
+    return [flag, ...rest].filter((p) => p !== '').join('.') + (flag || rest.length ? ': ' : '') + i.message;
+  });
+  return new UsageError(`${error.summary}: ${issues.join('; ')}`);
 }
 
 /** The first line of an error's message, for a one-line report. */
@@ -102,11 +121,16 @@ function decodeUtf8(flag: string, source: string, bytes: Uint8Array): string {
  * Parser of a time option (`--run-at`): the ISO 8601 grammar the HTTP API's
  * `runAt` uses too ({@link parseIsoDateTime}): `2030-01-31T12:00:00Z`, an offset
  * such as `+02:00`, or a bare date (midnight UTC); an impossible date such as
- * 2024-02-30 is refused, not rolled over.
+ * 2024-02-30 is refused, not rolled over, and so is a time outside 1970..9999
+ * (MIN_RUN_AT..MAX_RUN_AT, the times every driver stores); commander names the flag.
+ * @throws InvalidArgumentError saying what is wrong with the text
  */
 export function isoDate(value: string): Date {
   const parsed = parseIsoDateTime(value);
   if (typeof parsed === 'string') throw new InvalidArgumentError(`${parsed[0]!.toUpperCase()}${parsed.slice(1)}.`);
+  if (parsed.getTime() < MIN_RUN_AT || parsed.getTime() > MAX_RUN_AT) {
+    throw new InvalidArgumentError(`${value} is outside the times Baton stores, ${new Date(MIN_RUN_AT).toISOString()}..${new Date(MAX_RUN_AT).toISOString()}.`);
+  }
   return parsed;
 }
 

@@ -4,7 +4,7 @@ import type { JobState } from '../job/types.js';
 import type { FinishedState, JobBulkFilter } from '../store/store.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
-import { MAX_RUN_AT, MIN_RUN_AT } from './enqueue.js';
+import { storedTime } from './enqueue.js';
 import { knownJobId } from './query.js';
 import { MAX_REASON } from './cancel.js';
 
@@ -32,6 +32,14 @@ export interface BulkOptions {
   dryRun?: boolean;
   /** Jobs per batch, each batch one transaction (or one statement), 1..10000. @defaultValue 1000 */
   batchSize?: number;
+  /**
+   * At most this many jobs (≥ 1), the lowest ids first (purge: the oldest finished
+   * first). A confirmation that repeats a dry run's `matched` as `limit` never
+   * touches more jobs than were shown, even when more matched meanwhile (the
+   * dashboard's bulk retry does this). With `dryRun`, `matched` is capped at it.
+   * @defaultValue no limit
+   */
+  limit?: number;
   /** Called after each batch with the number of jobs processed so far (for a progress bar); not with `dryRun`. */
   onProgress?: (processed: number) => void;
 }
@@ -97,8 +105,7 @@ const FINISHED = ['completed', 'failed', 'cancelled'] as const;
 /** The filter schema of an operation that applies to `states`. */
 function filterSchema(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean) {
   const name = storableString().min(1).max(200);
-  // The range every driver stores (as enqueue's runAt).
-  const time = z.date({ error: 'a valid Date' }).min(new Date(MIN_RUN_AT)).max(new Date(MAX_RUN_AT));
+  const time = storedTime();
   const base = z.strictObject({
     state: z.enum(states, { error: `${operation} applies to ${states.join(' or ')} jobs` }).optional(),
     queue: name.optional(),
@@ -115,42 +122,50 @@ function filterSchema(operation: string, states: readonly [JobState, ...JobState
 const optionsSchema = z.strictObject({
   dryRun: z.boolean().optional(),
   batchSize: z.number().int().min(1).max(10_000).optional(),
+  limit: z.number().int().min(1).optional(),
   onProgress: z.custom<(processed: number) => void>((value) => typeof value === 'function', 'a function').optional(),
 });
 const cancelOptionsSchema = optionsSchema.extend({ reason: storableString().max(MAX_REASON).optional() });
 
 /** Checks filter and options; the store filter and the batch size. @throws ValidationError */
 function parse(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & { reason?: string }) {
-  const f = parseInput(filterSchema(operation, states, withCreated), filter, `invalid ${operation} filter`) as BulkFilter;
-  const o: BulkOptions & { reason?: string } = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`);
+  const f = parseInput(filterSchema(operation, states, withCreated), filter, `invalid ${operation} filter`, { subject: 'filter' }) as BulkFilter;
+  const o: BulkOptions & { reason?: string } = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`, { subject: 'options' });
   const store: JobBulkFilter = { states: f.state ? [f.state] : [...states] };
   if (f.queue !== undefined) store.queue = f.queue;
   if (f.task !== undefined) store.task = f.task;
   if (f.createdBefore) store.createdBefore = f.createdBefore.getTime();
   if (f.finishedBefore) store.finishedBefore = f.finishedBefore.getTime();
-  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, reason: o.reason ?? null, onProgress: o.onProgress ?? (() => undefined) };
+  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, limit: o.limit ?? Infinity, reason: o.reason ?? null, onProgress: o.onProgress ?? (() => undefined) };
+}
+
+/** The dry run's answer: how many jobs match now, capped at `limit`. */
+async function countMatching(deps: ClientDeps, { filter, limit }: { filter: JobBulkFilter; limit: number }): Promise<number> {
+  return Math.min(limit, await deps.store.jobCount(filter));
 }
 
 /**
  * Pages through the ids matching `filter` by id, `batchSize` at a time, one state
  * after the other (each page a range of the (state, id) index, never a sort of
- * every match), and hands each batch to `apply`. @returns how many ids were read
+ * every match), and hands each batch to `apply`, stopping after `limit` ids.
+ * @returns how many ids were read
  */
 async function forEachBatch(
   deps: ClientDeps,
-  { filter, batchSize, onProgress }: { filter: JobBulkFilter; batchSize: number; onProgress: (processed: number) => void },
+  { filter, batchSize, limit, onProgress }: { filter: JobBulkFilter; batchSize: number; limit: number; onProgress: (processed: number) => void },
   apply: (ids: number[]) => Promise<void>,
 ): Promise<number> {
   let matched = 0;
   for (const state of filter.states) {
-    for (let afterId = 0; ; ) {
-      const ids = await deps.store.jobSelectIds({ ...filter, states: [state], afterId, limit: batchSize });
+    for (let afterId = 0; matched < limit; ) {
+      const page = Math.min(batchSize, limit - matched);
+      const ids = await deps.store.jobSelectIds({ ...filter, states: [state], afterId, limit: page });
       matched += ids.length;
       if (ids.length > 0) {
         await apply(ids);
         onProgress(matched);
       }
-      if (ids.length < batchSize) break;
+      if (ids.length < page) break;
       afterId = ids.at(-1)!;
     }
   }
@@ -168,7 +183,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
     },
     async retryMany(filter, options = {}) {
       const p = parse('retry', RETRYABLE, true, filter, options);
-      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), retried: 0 };
+      if (p.dryRun) return { dryRun: true, matched: await countMatching(deps, p), retried: 0 };
       let retried = 0;
       const matched = await forEachBatch(deps, p, async (ids) => {
         const done = await deps.store.jobRetryMany({ ids, now: deps.clock.now() });
@@ -179,7 +194,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
     },
     async cancelMany(filter, options = {}) {
       const p = parse('cancel', CANCELLABLE, true, filter, options);
-      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), cancelled: 0, requested: 0 };
+      if (p.dryRun) return { dryRun: true, matched: await countMatching(deps, p), cancelled: 0, requested: 0 };
       let cancelled = 0;
       let requested = 0;
       const matched = await forEachBatch(deps, p, async (ids) => {
@@ -191,15 +206,17 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
     },
     async purge(filter, options = {}) {
       const p = parse('purge', FINISHED, false, filter, options);
-      if (p.dryRun) return { dryRun: true, matched: await deps.store.jobCount(p.filter), deleted: 0 };
+      if (p.dryRun) return { dryRun: true, matched: await countMatching(deps, p), deleted: 0 };
       let deleted = 0;
-      for (;;) {
+      while (deleted < p.limit) {
+        const page = Math.min(p.batchSize, p.limit - deleted);
         // parse('purge', FINISHED, …) admits finished states only.
-        const n = await deps.store.jobDeleteFinished({ ...p.filter, states: p.filter.states as FinishedState[], limit: p.batchSize });
+        const n = await deps.store.jobDeleteFinished({ ...p.filter, states: p.filter.states as FinishedState[], limit: page });
         deleted += n;
         if (n > 0) p.onProgress(deleted);
-        if (n < p.batchSize) return { dryRun: false, matched: deleted, deleted };
+        if (n < page) break;
       }
+      return { dryRun: false, matched: deleted, deleted };
     },
   };
 }

@@ -32,6 +32,16 @@ export const MAX_RUN_AT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const RANGE = `1970-01-01T00:00:00.000Z..${new Date(MAX_RUN_AT).toISOString()}`;
 
 /**
+ * A time every driver stores: a valid Date within {@link MIN_RUN_AT}..{@link MAX_RUN_AT}
+ * (enqueue's `runAt`, the bulk filters' `createdBefore` and `finishedBefore`).
+ */
+export function storedTime() {
+  return z
+    .date({ error: (issue) => (issue.input instanceof Date ? 'is an invalid Date (its time is NaN)' : 'must be a Date') })
+    .refine((d) => d.getTime() >= MIN_RUN_AT && d.getTime() <= MAX_RUN_AT, `must be within ${RANGE}`);
+}
+
+/**
  * The enqueue options, checked here once for every adapter: the HTTP API and the
  * CLI hand options through and report this schema's issues (paths relative to the
  * options, `subject` "options").
@@ -40,10 +50,7 @@ const optionsSchema = z
   .object({
     queue: storableString().min(1).max(200).optional(),
     priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
-    runAt: z
-      .date({ error: (issue) => (issue.input instanceof Date ? 'is an invalid Date (its time is NaN)' : 'must be a Date') })
-      .refine((d) => d.getTime() >= MIN_RUN_AT && d.getTime() <= MAX_RUN_AT, `must be within ${RANGE}`)
-      .optional(),
+    runAt: storedTime().optional(),
     delay: z.number().int().nonnegative().optional(),
     maxAttempts: z.number().int().min(1).max(1000).optional(),
     timeout: z.number().int().positive().max(MAX_TIMER_MS).optional(),

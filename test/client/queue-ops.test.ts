@@ -65,6 +65,37 @@ describe('baton.jobs.retryMany', () => {
   });
 });
 
+describe('bulk limit', () => {
+  it('retry, cancel and purge touch at most `limit` jobs, lowest ids (purge: oldest finished) first; a dry run caps its count; a bad limit names the field and changes nothing', async () => {
+    const baton = await openBaton();
+    const failed = [];
+    for (let i = 0; i < 4; i++) failed.push(await settled(baton, 'l', 'failed'));
+    const queued = await Promise.all([1, 2, 3].map((n) => baton.enqueue('t', { n }, { queue: 'm' })));
+    for (let i = 0; i < 3; i++) await settled(baton, 'n', 'completed');
+    const before = await everything(baton);
+
+    for (const limit of [0, 1.5, -1]) {
+      const refused = await baton.jobs.retryMany({ queue: 'l' }, { limit }).catch((e: unknown) => e);
+      expect(refused, String(limit)).toBeInstanceOf(ValidationError);
+      expect((refused as ValidationError).issues[0]?.path).toEqual(['limit']);
+      expect((refused as ValidationError).subject).toBe('options');
+    }
+    expect(await everything(baton)).toEqual(before);
+    expect(await baton.jobs.retryMany({ queue: 'l' }, { dryRun: true, limit: 3 })).toEqual({ dryRun: true, matched: 3, retried: 0 });
+    expect(await baton.jobs.retryMany({ queue: 'l' }, { dryRun: true, limit: 10 })).toEqual({ dryRun: true, matched: 4, retried: 0 });
+
+    // A batch of 2 and a limit of 3: two pages (2, then 1), never a fourth job.
+    expect(await baton.jobs.retryMany({ queue: 'l' }, { limit: 3, batchSize: 2 })).toEqual({ dryRun: false, matched: 3, retried: 3 });
+    expect((await Promise.all(failed.map((j) => baton.getJob(j.id)))).map((j) => j.state)).toEqual(['queued', 'queued', 'queued', 'failed']);
+
+    expect(await baton.jobs.cancelMany({ queue: 'm' }, { limit: 2 })).toEqual({ dryRun: false, matched: 2, cancelled: 2, requested: 0 });
+    expect((await Promise.all(queued.map((j) => baton.getJob(j.id)))).map((j) => j.state)).toEqual(['cancelled', 'cancelled', 'queued']);
+
+    expect(await baton.jobs.purge({ queue: 'n' }, { limit: 2, batchSize: 5 })).toEqual({ dryRun: false, matched: 2, deleted: 2 });
+    expect((await everything(baton)).filter((j) => j.queue === 'n').map((j) => j.id)).toEqual([before.filter((j) => j.queue === 'n').at(-1)!.id]);
+  });
+});
+
 describe('baton.jobs.cancelMany', () => {
   it('queued jobs matching → cancelled at once; running ones cancelled cooperatively (the handler sees CancelledError); other queues untouched', async () => {
     seen.length = 0;

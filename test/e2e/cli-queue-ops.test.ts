@@ -67,4 +67,38 @@ describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver
     expect(resumed.stdout).toBe('queue mail resumed\n');
     expect((await baton.queues.list())[0]).toMatchObject({ name: 'mail', paused: false });
   });
+
+  it('bulk flags: a time outside 1970..9999 or a too long reason is refused naming its flag, with nothing changed; --limit bounds the jobs touched', async () => {
+    const db = tempDatabase();
+    const d = ['--database', db.url];
+    const baton = await openBaton({ database: db.url });
+    const jobs = await baton.enqueueMany([1, 2, 3].map((n) => ({ task: 'greet', payload: { n }, options: { queue: 'mail' } })));
+    const before = await baton.listJobs();
+
+    const [farFuture, fiveDigits, beforeEpoch, longReason, longBulkReason, badLimit] = await Promise.all([
+      runCli(['cancel', '--queue', 'mail', '--created-before', '9999-12-31T23:59:60Z', ...d]),
+      runCli(['cancel', '--queue', 'mail', '--created-before', '10000-01-01', ...d]),
+      runCli(['retry', '--queue', 'mail', '--finished-before', '1969-12-31', ...d]),
+      runCli(['cancel', String(jobs[0]!.id), '--reason', 'x'.repeat(10_001), ...d]),
+      runCli(['cancel', '--queue', 'mail', '--reason', 'x'.repeat(10_001), ...d]),
+      runCli(['cancel', '--queue', 'mail', '--limit', '0', ...d]),
+    ]);
+    expect(farFuture.code).toBe(2);
+    expect(oneLine(farFuture.stderr)).toMatch(/'--created-before <time>' .*Time 23:59:60 does not exist/);
+    expect(fiveDigits.code).toBe(2);
+    expect(oneLine(fiveDigits.stderr)).toMatch(/'--created-before <time>' .*Year 10000 does not have 4 digits: times are within 1970\.\.9999/);
+    expect(beforeEpoch.code).toBe(2);
+    expect(oneLine(beforeEpoch.stderr)).toMatch(/'--finished-before <time>' .*1969-12-31 is outside the times Baton stores, 1970-01-01T00:00:00\.000Z\.\.9999-12-31T23:59:59\.999Z/);
+    expect(longReason.code).toBe(2);
+    expect(oneLine(longReason.stderr)).toBe('baton: invalid cancel reason: --reason: at most 10000 characters (got 10001)');
+    expect(longBulkReason.code).toBe(2);
+    expect(oneLine(longBulkReason.stderr)).toMatch(/^baton: invalid cancel options: --reason: /);
+    expect(badLimit.code).toBe(2);
+    expect(oneLine(badLimit.stderr)).toMatch(/'--limit <n>' .*0 is out of range 1\.\./);
+    expect(await baton.listJobs()).toEqual(before);
+
+    const limited = await runCli(['cancel', '--queue', 'mail', '--limit', '2', '--json', ...d]);
+    expect(json(limited.stdout)).toEqual({ dryRun: false, matched: 2, cancelled: 2, requested: 0 });
+    expect((await baton.listJobs()).sort((a, b) => a.id - b.id).map((j) => j.state)).toEqual(['cancelled', 'cancelled', 'queued']);
+  });
 });

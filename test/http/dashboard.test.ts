@@ -290,11 +290,18 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('pauses and resumes a queue, and bulk-retries its failed jobs after confirming the dry-run count', async () => {
-    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
+  it('pauses and resumes a queue, and bulk-retries its failed jobs after confirming the dry-run count, never more than the count shown', async () => {
+    // `late` fails when the test lets it: after the dry run, so one more failed job exists at Confirm.
+    let failLate!: () => void;
+    const lateGate = new Promise<void>((resolve) => (failLate = resolve));
+    const late = defineTask('late', { maxAttempts: 1, handler: async () => lateGate.then(() => { throw new Error('late failure'); }) });
+    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup({ extraTasks: [late] });
     const failures = collectEvents(worker, 'job:failed', 3);
     const failed = await Promise.all([1, 2, 3].map((n) => baton.enqueue(flaky, { label: `bulk ${n}` })));
     await failures;
+    const lateStarted = waitForEvent(worker, 'job:claimed', (e) => e.job.task === 'late');
+    const lateJob = await baton.enqueue(late, null);
+    await lateStarted;
 
     await open(page, url, '#/queues');
     const row = page.locator('tr[data-queue="default"]');
@@ -309,10 +316,14 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await row.locator('button[data-action="retry-failed"]').click();
     await waitForText(page, 'tr[data-queue="default"] [data-confirm="retry-failed"]', 'Retry 3 failed jobs of default?');
     expect((await baton.listJobs({ state: 'failed' })).length).toBe(3);
+    const lateFailed = waitForEvent(worker, 'job:failed', (e) => e.job.id === lateJob.id);
+    failLate();
+    await lateFailed; // 4 failed jobs now; the operator confirmed 3
     flakyState.allow = true;
     await row.locator('button[data-action="confirm-retry-failed"]').click();
-    await page.waitForSelector('tr[data-queue="default"] button[data-action="retry-failed"]', { state: 'detached' });
+    await waitForText(page, '#flash', '3 failed jobs of default queued again');
     for (const job of failed) expect((await baton.getJob(job.id)).state).toBe('queued'); // paused: queued, not run
+    expect((await baton.getJob(lateJob.id)).state).toBe('failed'); // not shown in the count: untouched
 
     const completed = collectEvents(worker, 'job:completed', 4);
     await row.locator('button[data-action="resume-queue"]').click();

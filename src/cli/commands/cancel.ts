@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { bulkFilter, idOrFilter, printBulk, withBulkOptions, withProgress, type BulkFlags } from '../bulk-options.js';
-import { jobId, withBaton, withDatabase } from '../options.js';
+import { byFlag, jobId, withBaton, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJson } from '../output.js';
 
 /**
@@ -27,7 +27,10 @@ export function cancelCommand(): Command {
         });
         return;
       }
-      const { outcome, job } = await withBaton({ database: flags.database }, (baton) => baton.cancel(id, flags.reason));
+      // The client's refusal of the reason (its only checked argument) names the flag: "--reason: …".
+      const { outcome, job } = await withBaton({ database: flags.database }, (baton) => baton.cancel(id, flags.reason)).catch((error: unknown) => {
+        throw byFlag(error, [undefined]);
+      });
       if (flags.json) printJson({ outcome, job });
       if (outcome === 'unchanged') {
         err(`baton: job ${id} is already ${job.state}; nothing to cancel`);

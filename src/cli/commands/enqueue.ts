@@ -1,8 +1,7 @@
 import { Command } from 'commander';
-import { ValidationError } from '../../errors.js';
 import type { EnqueueOptions } from '../../job/types.js';
 import { loadTasks } from '../load-tasks.js';
-import { UsageError, integer, isoDate, readJsonOption, withBaton, withDatabase } from '../options.js';
+import { UsageError, byFlag, integer, isoDate, readJsonOption, withBaton, withDatabase } from '../options.js';
 import { displayState, out, printJson } from '../output.js';
 
 interface EnqueueFlags {
@@ -80,17 +79,3 @@ export function enqueueCommand(): Command {
 
 /** Any integer: the client checks the range. */
 const anyInteger = integer(Number.MIN_SAFE_INTEGER);
-
-/**
- * The client's refusal of an option, named by its flag: "invalid enqueue options:
- * --max-attempts: Too big: expected number to be <=1000". Other errors unchanged.
- */
-function byFlag(error: unknown): unknown {
-  if (!(error instanceof ValidationError) || error.subject !== 'options') return error;
-  const issues = error.issues.map((i) => {
-    const [first, ...rest] = i.path;
-    const flag = typeof first === 'string' ? `--${first.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : '';
-    return [flag, ...rest].filter((p) => p !== '').join('.') + (flag || rest.length ? ': ' : '') + i.message;
-  });
-  return new UsageError(`${error.summary}: ${issues.join('; ')}`);
-}

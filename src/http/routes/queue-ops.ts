@@ -21,14 +21,20 @@ const bulkBody = z.strictObject({
   all: z.boolean().optional(),
   dryRun: z.boolean().optional(),
   batchSize: z.number().optional(),
+  limit: z.number().optional(),
 });
 const cancelManyBody = bulkBody.extend({ reason: z.string().optional() });
 
 /** Reads a bulk body and splits it into the client's filter and options (fields left out stay out). @throws ValidationError */
 async function readBulk(c: Context, bodyLimit: number, what: string) {
   const body = parseInput(what === 'cancel-many' ? cancelManyBody : bulkBody, await readJson(c, bodyLimit), `invalid ${what} request`);
-  const { dryRun, batchSize, reason, ...filter } = body as z.output<typeof cancelManyBody>;
-  const options = { ...(dryRun === undefined ? {} : { dryRun }), ...(batchSize === undefined ? {} : { batchSize }), ...(reason === undefined ? {} : { reason }) };
+  const { dryRun, batchSize, limit, reason, ...filter } = body as z.output<typeof cancelManyBody>;
+  const options = {
+    ...(dryRun === undefined ? {} : { dryRun }),
+    ...(batchSize === undefined ? {} : { batchSize }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(reason === undefined ? {} : { reason }),
+  };
   // The client checks the filter's values (states, names) and names each field.
   return { filter: filter as BulkFilter, options };
 }

@@ -195,7 +195,11 @@ function flash(message, ok = false) {
   flashTimer = setTimeout(() => (el.hidden = true), ok ? 3000 : 8000);
 }
 
-/** A button that POSTs `path` and refreshes the view; disabled while in flight. `after` runs once the call ended, either way. */
+/**
+ * A button that POSTs `body` to `path` and refreshes the view; disabled while in
+ * flight. `done` is the message on success, or a function of the response that
+ * returns it; `after` runs once the call ended, either way.
+ */
 function actionButton(label, path, { kind, action, done, body, after } = {}) {
   const button = h('button', {
     class: kind,
@@ -204,8 +208,8 @@ function actionButton(label, path, { kind, action, done, body, after } = {}) {
     onclick: async () => {
       button.disabled = true;
       try {
-        await api(path, { method: 'POST', body: body ?? {} });
-        flash(done ?? `${label}: done`, true);
+        const response = await api(path, { method: 'POST', body: body ?? {} });
+        flash((typeof done === 'function' ? done(response) : done) ?? `${label}: done`, true);
       } catch (error) {
         flash(`${label} failed: ${error.message}`);
       } finally {
@@ -295,11 +299,13 @@ const queuesView = {
         { class: 'actions' },
         toggle,
         h('span', { 'data-confirm': 'retry-failed' }, `Retry ${pending.count} failed job${pending.count === 1 ? '' : 's'} of ${q.queue}?`),
+        // limit: never more jobs than the count shown, even if more failed since the dry run.
         actionButton('Confirm', 'api/jobs/retry-many', {
           kind: 'primary',
           action: 'confirm-retry-failed',
-          body: { queue: q.queue, state: 'failed' },
-          done: `Failed jobs of ${q.queue} queued again`,
+          body: { queue: q.queue, state: 'failed', limit: pending.count },
+          done: (result) => `${result.retried} failed job${result.retried === 1 ? '' : 's'} of ${q.queue} queued again` +
+            (result.retried < pending.count ? ` (${pending.count - result.retried} changed meanwhile or have a key a live job holds)` : ''),
           after: () => (this.pending = null),
         }),
         h('button', { type: 'button', 'data-action': 'keep', onclick: () => ((this.pending = null), refreshSoon()) }, 'Keep'),
