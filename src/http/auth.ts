@@ -41,9 +41,13 @@ function isLoopbackHost(host: string): boolean {
  *   admin token; `Authorization: Bearer <token>`. For `GET /api/events` (an
  *   EventSource cannot send headers) `?access_token=` is accepted too.
  *   Missing or unknown token → 401; read token on a write → 403.
- * - Every state-changing request must be `Content-Type: application/json` (415),
- *   which a cross-site HTML form cannot send without a CORS preflight, and when an
- *   `Origin` header is present its host must be the request's host (403).
+ * - Every POST, and every request with a body, must be `Content-Type:
+ *   application/json` (415), which a cross-site HTML form cannot send without a
+ *   CORS preflight. A DELETE without a body needs no content type: no form can send
+ *   one, and a cross-site script cannot without a preflight (the Fetch standard's
+ *   CORS-safelisted methods are GET, HEAD and POST only).
+ * - On every state-changing request, when an `Origin` header is present its host
+ *   must be the request's host (403).
  */
 export function auth(tokens: Tokens): MiddlewareHandler {
   const read = tokens.readToken ? digest(tokens.readToken) : undefined;
@@ -72,7 +76,10 @@ export function auth(tokens: Tokens): MiddlewareHandler {
     }
     if (!safe) {
       const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-      if (type !== 'application/json') throw new HttpError('unsupported_media_type', 'state-changing requests must be sent with Content-Type: application/json');
+      const hasBody = Number(c.req.header('content-length') ?? 0) > 0 || c.req.header('transfer-encoding') !== undefined;
+      if (type !== 'application/json' && (method === 'POST' || hasBody)) {
+        throw new HttpError('unsupported_media_type', 'POST requests and requests with a body must be sent with Content-Type: application/json');
+      }
       const origin = c.req.header('origin');
       if (origin !== undefined) {
         let originHost: string | undefined;

@@ -41,6 +41,7 @@ function bulkRequest(states: string, created: boolean, reason: boolean): object 
         all: { type: 'boolean', description: 'allow an empty filter' },
         dryRun: { type: 'boolean', description: 'count the matching jobs, change nothing' },
         batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
+        limit: { type: 'integer', minimum: 1, description: 'at most this many jobs, lowest ids first (purge: oldest finished first); with dryRun, caps the count' },
         ...(reason ? { reason: { type: 'string', description: 'CancelledError.reason for the handlers' } } : {}),
       },
     }),
@@ -52,7 +53,7 @@ const bulkResult = (done: Record<string, object>) => ({ type: 'object', properti
 
 export const openApiDocument = {
   openapi: '3.1.0',
-  info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry. Bearer tokens: read (GET) and admin (everything). State-changing requests need Content-Type: application/json.' },
+  info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry. Bearer tokens: read (GET) and admin (everything). POST requests (and any request with a body) need Content-Type: application/json; a path whose percent-encoding is not UTF-8 is refused (400).' },
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     responses: {
@@ -101,7 +102,7 @@ export const openApiDocument = {
     },
     '/api/jobs/{id}': {
       get: { summary: 'One job', parameters: [idParam], responses: { '200': ok('the job', ref('Job')), ...errors } },
-      delete: { summary: 'Delete a job that is not running (admin; Content-Type: application/json): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
+      delete: { summary: 'Delete a job that is not running (admin; no body): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
     },
     '/api/jobs/{id}/cancel': {
       post: {

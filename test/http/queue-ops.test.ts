@@ -35,6 +35,9 @@ describe('HTTP queue operations', () => {
     expect((await send(app, 'POST', '/api/queues/mail/pause', {}, READ)).status).toBe(403);
     expect(await send(app, 'POST', '/api/queues/mial/pause', {})).toMatchObject({ status: 404, json: { error: { code: 'not_found', message: expect.stringContaining('no queue named "mial"') } } });
     expect((await send(app, 'POST', '/api/queues/mail/pause', { force: 'yes' })).status).toBe(400);
+    // A name whose percent-encoding is not UTF-8 (a lone surrogate's bytes) is refused, not taken literally.
+    expect(await send(app, 'POST', '/api/queues/a%ED%A0%80b/pause', { force: true })).toMatchObject({ status: 400, json: { error: { code: 'validation', message: expect.stringContaining('/api/queues/a%ED%A0%80b/pause is not valid percent-encoded UTF-8') } } });
+    expect((await send(app, 'POST', '/api/schedules/a%FFb/pause', {})).status).toBe(400);
     expect(await send(app, 'POST', '/api/jobs/retry-many', {})).toMatchObject({ status: 400, json: { error: { message: expect.stringContaining('or { all: true }') } } });
     expect(await send(app, 'POST', '/api/jobs/retry-many', { state: 'completed' })).toMatchObject({ status: 400, json: { error: { issues: [{ path: ['state'] }] } } });
     expect(await send(app, 'POST', '/api/jobs/cancel-many', { queue: 'mail', createdBefore: '2030-02-30' })).toMatchObject({ status: 400, json: { error: { issues: [{ path: ['createdBefore'] }] } } });
@@ -45,6 +48,7 @@ describe('HTTP queue operations', () => {
     expect((await send(app, 'DELETE', '/api/jobs/987654')).status).toBe(404);
     expect(await send(app, 'DELETE', `/api/jobs/${running!.id}`)).toMatchObject({ status: 409, json: { error: { code: 'conflict', state: 'running' } } });
     expect(await everything(baton)).toEqual(before);
+    expect((await baton.queues.list()).map((q) => [q.name, q.paused])).toEqual([['mail', false]]);
     expect((await send(app, 'GET', '/api/queues', undefined, READ)).json.queues).toEqual([expect.objectContaining({ queue: 'mail', paused: false, pausedAt: null })]);
 
     expect(await send(app, 'POST', '/api/queues/mail/pause')).toEqual({ status: 200, json: { queue: 'mail', paused: true, changed: true } });
@@ -59,7 +63,11 @@ describe('HTTP queue operations', () => {
     expect(await send(app, 'POST', '/api/jobs/retry-many', { state: 'cancelled', queue: 'mail', dryRun: true })).toEqual({ status: 200, json: { dryRun: true, matched: 2, retried: 0 } });
     expect(await send(app, 'POST', '/api/jobs/retry-many', { state: 'cancelled', queue: 'mail' })).toEqual({ status: 200, json: { dryRun: false, matched: 2, retried: 2 } });
     await baton.cancel(jobs[1]!.id);
-    expect(await send(app, 'DELETE', `/api/jobs/${jobs[1]!.id}`)).toEqual({ status: 200, json: { id: jobs[1]!.id, state: 'cancelled' } });
+    // A DELETE without a body needs no Content-Type (no form or CORS-simple request can send one).
+    const bare = await app.request(`/api/jobs/${jobs[1]!.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
+    expect({ status: bare.status, json: await bare.json() }).toEqual({ status: 200, json: { id: jobs[1]!.id, state: 'cancelled' } });
+    const formLike = await app.request('/api/jobs/retry-many', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/plain' }, body: '{"all":true}' });
+    expect(formLike.status).toBe(415);
     await baton.cancel(jobs[2]!.id);
     expect(await send(app, 'POST', '/api/jobs/purge', { all: true, dryRun: true })).toEqual({ status: 200, json: { dryRun: true, matched: 1, deleted: 0 } });
     expect(await send(app, 'POST', '/api/jobs/purge', { finishedBefore: '2999-01-01T00:00:00Z' })).toEqual({ status: 200, json: { dryRun: false, matched: 1, deleted: 1 } });
