@@ -8,7 +8,7 @@ import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
-import { BatonError, StoreError, describeError } from './errors.js';
+import { BatonError, ConfigError, StoreError, describeError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
 import type { ClientEvents } from './client/events.js';
@@ -114,7 +114,9 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     raw = o.store ?? await openStore(o.database, {
       readOnly: o.readOnly,
       directUrl: o.directDatabase,
-      onError: (error, where) => logger.warn({ err: error, where }, 'database connection lost; reconnecting'),
+      // A ConfigError is a finding about the setup (a LISTEN URL that delivers no notification): its message says it all.
+      onError: (error, where) =>
+        error instanceof ConfigError ? logger.warn({ where }, error.message) : logger.warn({ err: error, where }, 'database connection lost; reconnecting'),
     });
   } catch (error) {
     if (error instanceof BatonError) throw error; // ConfigError: a bad URL, a driver not installed

@@ -9,12 +9,14 @@
  * each has its own pool and its own LISTEN connection.
  */
 import pg from 'pg';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, defineSchedule, defineTask, type Baton, type JobContext } from 'baton-jobs';
 import { openBaton, postgresUrl, tempDatabase, tempDir } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
 import { churn, CHURN, statsUntil } from '../conformance/table-health.js';
+import { PgListener, PROBE_TIMEOUT_MS } from '../../src/store/postgres/listener.js';
 
 /** Never polls: a worker sees other instances' enqueues and cancels only through LISTEN. */
 const PUSH_ONLY = { pollInterval: 600_000, cancelPollInterval: 600_000 };
@@ -206,5 +208,75 @@ describe('pgbouncer=true settings', () => {
     } finally {
       delete process.env.BATON_DIRECT_DATABASE_URL;
     }
+  });
+});
+
+/** A pino logger at warn whose lines land in `lines`, and a wait for the first line matching `pattern`. */
+function capturedLogger() {
+  const lines: Array<{ msg: string; where?: string }> = [];
+  const waiting: Array<{ pattern: RegExp; resolve: (line: { msg: string }) => void }> = [];
+  const logger = pino({ level: 'warn' }, {
+    write(text: string) {
+      const line = JSON.parse(text) as { msg: string };
+      lines.push(line);
+      for (const w of waiting) if (w.pattern.test(line.msg)) w.resolve(line);
+    },
+  });
+  const waitFor = (pattern: RegExp) => new Promise<{ msg: string }>((resolve) => {
+    const seen = lines.find((l) => pattern.test(l.msg));
+    if (seen) resolve(seen);
+    else waiting.push({ pattern, resolve });
+  });
+  return { logger, lines, waitFor };
+}
+
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('a LISTEN or direct URL that cannot work is named', () => {
+  it(`the LISTEN probe: a notification from the pool arrives on a connection to PostgreSQL; through PgBouncer it does not, and within ${PROBE_TIMEOUT_MS} ms a ConfigError names the URL`, async () => {
+    const bouncer = await startPgBouncer(postgresUrl, { poolSize: 2 });
+    const sender = new pg.Pool({ connectionString: bouncer.url, max: 2 });
+    const probe = async (channel: string) => void (await sender.query('SELECT pg_notify($1, $2)', [channel, '']));
+    const errors: unknown[] = [];
+    const direct = new PgListener(postgresUrl, ['baton_probe_test'], { label: 'direct database URL (test)', onNotify: () => undefined, onError: (e) => errors.push(e), probe });
+    const pooled = new PgListener(bouncer.url, ['baton_probe_test'], { label: 'direct database URL (bouncer)', onNotify: () => undefined, onError: (e) => errors.push(e), probe });
+    try {
+      expect(await direct.probed).toBe(true);
+      expect(await pooled.probed).toBe(false);
+      expect(errors).toHaveLength(1);
+      expect(String((errors[0] as Error).message)).toMatch(/^the direct database URL \(bouncer\) does not deliver notifications: .*not a pooler in transaction mode \(PgBouncer\)/);
+    } finally {
+      await Promise.all([direct.close(), pooled.close()]);
+      await sender.end();
+    }
+  });
+
+  it('a direct URL pointing at PgBouncer: the worker still runs jobs (by polling) and the log says the direct URL delivers no notifications', async () => {
+    const { database, bouncer } = await throughBouncer();
+    const { logger, waitFor } = capturedLogger();
+    const baton = await openBaton({ database, directDatabase: bouncer.url, logger });
+    const worker = baton.worker({ tasks: [echo], pollInterval: 200 });
+    const done = waitForEvent(worker, 'job:completed');
+    await worker.start();
+    await baton.enqueue(echo, { n: 1 });
+    await done;
+    const warning = await waitFor(/does not deliver notifications/);
+    expect(warning.msg).toContain(`the direct database URL ${bouncer.url.replace(/\/\/[^@]*@/, '//')} does not deliver notifications`);
+    await closeAll(baton);
+  });
+
+  it('an unreachable direct URL: createBaton fails naming the direct URL; a PgBouncer URL without pgbouncer=true: the error says to add it', async () => {
+    const schema = new URL(tempDatabase().url).searchParams.get('schema')!;
+    await expect(openBaton({ database: `${postgresUrl}?schema=${schema}`, directDatabase: 'postgres://postgres:secret@127.0.0.1:1/test' })).rejects.toThrow(
+      /^cannot connect to the direct database URL postgres:\/\/127\.0\.0\.1:1\/test \(migrations and LISTEN use it\): .*ECONNREFUSED/,
+    );
+
+    const { bouncer } = await throughBouncer();
+    // Named prepared statements on 4 pool connections over 2 server connections: one clashes soon.
+    const baton = await openBaton({ database: `${bouncer.url}?schema=${schema}&pool_size=4`, directDatabase: postgresUrl });
+    let failure: unknown;
+    for (let round = 0; round < 200 && failure === undefined; round++) {
+      await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? baton.listJobs() : baton.enqueue(echo, { n: i })))).catch((error: unknown) => (failure = error));
+    }
+    expect(String((failure as Error | undefined)?.message)).toMatch(/prepared statement .*: the database URL seems to reach PostgreSQL through a pooler in transaction mode \(PgBouncer\).*add pgbouncer=true/);
+    await closeAll(baton);
   });
 });

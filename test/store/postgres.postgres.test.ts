@@ -71,9 +71,13 @@ async function setup(workerOptions: Record<string, unknown> = {}, observer?: Par
 const backendsOf = (app: string) =>
   adminQuery<{ pid: number; query: string; state: string }>('SELECT pid, query, state FROM pg_stat_activity WHERE application_name = $1', [app]);
 
-/** Its LISTEN connection, once it has subscribed to both channels (the cancel channel is LISTENed last). */
+/**
+ * Its LISTEN connection, once it has subscribed to both channels (the cancel channel
+ * is LISTENed last; the first connection then LISTENs and UNLISTENs a probe channel).
+ */
 async function listenBackend(app: string, other?: number): Promise<number> {
-  const backend = await until(async () => (await backendsOf(app)).find((b) => /^LISTEN ".*_cancel"$/.test(b.query) && b.state === 'idle' && b.pid !== other), 'the LISTEN connection is subscribed');
+  const subscribed = /^(LISTEN ".*_cancel"|LISTEN "baton_probe_\w+"|UNLISTEN "baton_probe_\w+")$/;
+  const backend = await until(async () => (await backendsOf(app)).find((b) => subscribed.test(b.query) && b.state === 'idle' && b.pid !== other), 'the LISTEN connection is subscribed');
   return backend!.pid;
 }
 
@@ -184,8 +188,8 @@ describe('connections terminated by the server', () => {
 
     const first = await listenBackend(app);
     const terminated = await adminQuery<{ ok: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'",
-      [app],
+      'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND pid = $2',
+      [app, first],
     );
     expect(terminated).toEqual([{ ok: true }]);
     await until(() => logs.some((l) => l.where === 'listen' && /connection lost/.test(l.msg)), 'the worker logged the lost LISTEN connection');

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { systemClock, type Clock } from '../../clock.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, StoreError, describeError } from '../../errors.js';
 import { DriverStore, type Operations } from '../driver-store.js';
 import { checkSchema, runMigrations, type Migration } from '../migrate.js';
 import type { ClockReading, StoreChange } from '../store.js';
@@ -18,6 +18,7 @@ import * as tableHealth from './table-health.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import { ServerClock } from './server-clock.js';
+import { urlForMessages } from './url.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
 
@@ -92,6 +93,8 @@ export class PostgresStore extends DriverStore<PgContext> {
   readonly #pool: pg.Pool;
   /** Where LISTEN connects: the direct URL, else the pool's. */
   readonly #listenUrl: string;
+  /** The LISTEN URL as messages name it. */
+  readonly #listenLabel: string;
   /** The direct URL, where migrations connect; without it they use the pool. */
   readonly #directUrl: string | undefined;
   readonly #migrations: Migration[];
@@ -141,7 +144,11 @@ export class PostgresStore extends DriverStore<PgContext> {
         sql: (text) => statement(null, text).text,
         async query(label, raw, values = []) {
           const { text, name } = statement(label, raw);
-          return (await pool.query({ text, values, ...(name ? { name } : {}) })).rows;
+          try {
+            return (await pool.query({ text, values, ...(name ? { name } : {}) })).rows;
+          } catch (error) {
+            throw name ? pooledStatementHint(label!, error) : error;
+          }
         },
         transaction: (fn) => pooledTransaction(pool, fn),
       },
@@ -152,6 +159,7 @@ export class PostgresStore extends DriverStore<PgContext> {
     this.#fill = (text) => statement(null, text).text;
     this.#pool = pool;
     this.#listenUrl = options.directUrl ?? connectionString;
+    this.#listenLabel = options.directUrl ? `direct database URL ${urlForMessages(options.directUrl)}` : `database URL ${urlForMessages(connectionString)}`;
     this.#directUrl = options.directUrl;
     this.#migrations = options.migrations ?? postgresMigrations;
     this.#onError = options.onError ?? (() => undefined);
@@ -213,7 +221,12 @@ export class PostgresStore extends DriverStore<PgContext> {
     if (this.#directUrl === undefined) return pooledTransaction(this.#pool, fn);
     const client = new pg.Client({ connectionString: this.#directUrl, application_name: 'baton' });
     client.on('error', (error) => this.#onError(error, 'direct'));
-    await client.connect();
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw new StoreError('migrate', error, `cannot connect to the direct database URL ${urlForMessages(this.#directUrl)} (migrations and LISTEN use it): ${describeError(error)}`);
+    }
     try {
       return await transaction(client, fn);
     } finally {
@@ -248,7 +261,13 @@ export class PostgresStore extends DriverStore<PgContext> {
         notify();
       }
     };
-    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel], onNotify, this.#onError);
+    const pool = this.#pool;
+    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel], {
+      label: this.#listenLabel,
+      onNotify,
+      onError: this.#onError,
+      probe: async (channel) => void (await pool.query('SELECT pg_notify($1, $2)', [channel, ''])),
+    });
   }
 
   async close(): Promise<void> {
@@ -280,4 +299,21 @@ async function transaction<C extends pg.ClientBase, T>(client: C, fn: (client: C
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** PostgreSQL's codes for a prepared statement that exists already (42P05) or does not exist (26000). */
+const STATEMENT_CLASH = new Set(['42P05', '26000']);
+
+/**
+ * A named prepared statement that the server says exists already, or does not
+ * exist, means the pool's connections are shared behind Baton's back (a pooler in
+ * transaction mode): the error gains that hint. Other errors are returned as they are.
+ */
+function pooledStatementHint(label: string, error: unknown): unknown {
+  if (!STATEMENT_CLASH.has((error as { code?: unknown } | null)?.code as string)) return error;
+  return new StoreError(
+    label,
+    error,
+    `${describeError(error)}: the database URL seems to reach PostgreSQL through a pooler in transaction mode (PgBouncer), where prepared statements do not survive; add pgbouncer=true to the database URL and give a direct URL (directDatabase, BATON_DIRECT_DATABASE_URL)`,
+  );
 }

@@ -70,3 +70,16 @@ export function parseDirectUrl(url: string, redacted: string): string {
   }
   return connectionString;
 }
+
+/**
+ * A URL as messages show it: `postgres://host:port/database`, without the user,
+ * password and parameters (a host socket path is shown as given).
+ */
+export function urlForMessages(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return 'postgres://…';
+  }
+}
