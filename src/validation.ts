@@ -76,9 +76,14 @@ export function parseConfig<T extends z.ZodType>(schema: T, value: unknown, what
   return parsed.data;
 }
 
-/** `worker option a: m1; worker option b.c: m2` (`(options)` for an issue about the whole object). */
+/**
+ * `worker option a: m1; worker option b.c: m2` (`(options)` for an issue about the
+ * whole object). A path segment with a control character or a lone surrogate (a
+ * record key) is shown as a JSON string, so the message prints as one clean line.
+ */
 function configMessage(what: string, issues: ValidationIssue[]): string {
-  return issues.map((i) => `${what} ${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
+  const segment = (p: string | number) => (typeof p === 'string' && (/[\u0000-\u001f\u007f-\u009f]/.test(p) || !p.isWellFormed()) ? JSON.stringify(p) : p);
+  return issues.map((i) => `${what} ${i.path.map(segment).join('.') || '(options)'}: ${i.message}`).join('; ');
 }
 
 /**

@@ -6,7 +6,7 @@
  * pruning pass. `false` keeps forever.
  */
 import { z } from 'zod';
-import { storableString } from '../validation.js';
+import { stringProblems } from '../job/payload.js';
 import type { FinishedState } from '../store/store.js';
 import { MAX_DELETE_BATCH, MAX_KEEP } from '../store/delete-batch.js';
 
@@ -73,9 +73,10 @@ export const stateRetentionSchema = z.object(states).strict();
 const retentionObject = z
     .object({
       ...states,
+      // Keys checked by the refinement below: a record's key schema is reported only as "Invalid key in record".
       queues: z
         .record(
-          storableString().min(1),
+          z.string(),
           z
             .object({
               ...states,
@@ -83,6 +84,12 @@ const retentionObject = z
             })
             .strict(),
         )
+        .superRefine((queues, ctx) => {
+          for (const name of Object.keys(queues)) {
+            const problems = [...(name.length < 1 || name.length > 200 ? ['a queue name has 1..200 characters'] : []), ...stringProblems(name, 'a queue name')];
+            if (problems.length > 0) ctx.addIssue({ code: 'custom', path: [name], message: `not a queue name: ${problems.join('; ')}` });
+          }
+        })
         .optional(),
       interval: z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(10, 'must be at least 10 ms').max(2_147_483_647).optional(),
       batchSize: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(1, 'must be at least 1').max(MAX_DELETE_BATCH, `must be at most ${MAX_DELETE_BATCH}`).optional(),

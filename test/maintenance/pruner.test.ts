@@ -121,6 +121,10 @@ describe('pruner', () => {
     [{ queues: { q: { keep: 2.5 } } }, 'retention.queues.q.keep: must be an integer'],
     [{ queues: { q: { keep: 1_000_001 } } }, 'retention.queues.q.keep: must be at most 1000000'],
     [{ queues: { q: { failed: -5 } } }, 'retention.queues.q.failed: must be false'],
+    // A queue name the store could not keep: named, escaped so the message stays one clean line.
+    [{ queues: { 'a\u0000b': { completed: 1 } } }, 'retention.queues."a\\u0000b": not a queue name: a queue name contains a NUL character'],
+    [{ queues: { ['q'.repeat(201)]: { completed: 1 } } }, 'not a queue name: a queue name has 1..200 characters'],
+    [{ queues: { '\ud800': { completed: 1 } } }, 'retention.queues."\\ud800": not a queue name: a queue name contains a lone UTF-16 surrogate'],
     [{ batchSize: 0 }, 'retention.batchSize: must be at least 1'],
     [{ interval: 5 }, 'retention.interval: must be at least 10 ms'],
     [true, 'retention'],
