@@ -27,7 +27,7 @@ export interface PauseResult {
 /** Options of {@link QueueAdmin.pause}. */
 export interface PauseOptions {
   /**
-   * Pause a queue Baton does not know yet (no queued or running job, no live worker
+   * Pause a queue Baton does not know yet (no job in any state, no live worker
    * serving it, never paused): e.g. ahead of its first job. Without it such a name
    * is refused, so that a typo does not pause nothing. @defaultValue false
    */
@@ -61,10 +61,14 @@ const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
 export function queueAdmin(deps: ClientDeps): QueueAdmin {
-  const checkName = async (name: string, force: boolean) => {
+  /** `force`: pause's option (resume has none, and its message offers none). */
+  const checkName = async (name: string, force?: boolean) => {
     const queue = parseInput(nameSchema, name, 'invalid queue name');
     if (!force && !(await deps.store.queueKnown({ name: queue, now: deps.clock.now() }))) {
-      throw new NotFoundError(`no queue named ${JSON.stringify(queue)}: it has no queued or running job, no live worker serves it, and it was never paused (to pause it ahead of its first job, pass { force: true } / --force)`);
+      throw new NotFoundError(
+        `no queue named ${JSON.stringify(queue)}: it has no job, no live worker serves it, and it was never paused` +
+          (force === undefined ? '' : ' (to pause it ahead of its first job, pass { force: true } / --force)'),
+      );
     }
     return queue;
   };
@@ -87,7 +91,7 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       return { queue, paused: true, changed: await deps.store.queueSetPaused({ name: queue, paused: true, now: deps.clock.now() }) };
     },
     async resume(name) {
-      const queue = await checkName(name, false);
+      const queue = await checkName(name);
       const changed = await deps.store.queueSetPaused({ name: queue, paused: false, now: deps.clock.now() });
       if (changed) deps.events.emit('queue:resumed', { queue });
       return { queue, paused: false, changed };

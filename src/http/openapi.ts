@@ -117,7 +117,7 @@ export const openApiDocument = {
     '/api/workers': { get: { summary: 'Live worker processes (any host)', responses: { '200': ok('workers'), ...errors } } },
     '/api/queues/{name}/pause': {
       post: {
-        summary: 'Pause a queue for every worker (admin): claims skip it, running jobs go on; stored. An unknown queue (no queued or running job, no live worker serving it, never paused) → 404 unless force',
+        summary: 'Pause a queue for every worker (admin): claims skip it, running jobs go on; stored. An unknown queue (no job in any state, no live worker serving it, never paused) → 404 unless force',
         parameters: [nameParam],
         requestBody: { required: false, ...json({ type: 'object', additionalProperties: false, properties: { force: { type: 'boolean', default: false } } }) },
         responses: { '200': ok('the queue', ref('PauseResult')), ...errors },

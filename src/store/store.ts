@@ -339,9 +339,10 @@ export interface Store {
   queueListPaused(params?: Record<string, never>): Promise<PausedQueue[]>;
 
   /**
-   * Whether Baton knows queue `name`: it has a queued or running job, a worker
-   * live at `now` serves it, or it has a row (it was paused once). A bounded read
-   * (indexes on queued and running jobs; never a scan of finished ones).
+   * Whether Baton knows queue `name`: it has a job in any state (what `queueCounts`
+   * lists), a worker live at `now` serves it, or it has a row (it was paused once).
+   * A bounded read: index probes (queued: the claim index; finished: the
+   * (queue, finished_at) index; running: the few running rows).
    */
   queueKnown(params: { name: string; now: number }): Promise<boolean>;
 

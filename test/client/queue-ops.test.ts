@@ -172,7 +172,9 @@ describe('baton.queues', () => {
     const unknown = await baton.queues.pause('typo').catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect((unknown as Error).message).toMatch(/no queue named "typo".*\{ force: true \}/);
-    await expect(baton.queues.resume('typo')).rejects.toBeInstanceOf(NotFoundError);
+    const resumeUnknown = await baton.queues.resume('typo').catch((e: unknown) => e);
+    expect(resumeUnknown).toBeInstanceOf(NotFoundError);
+    expect((resumeUnknown as Error).message).not.toMatch(/force/); // resume has no force to offer
     for (const name of ['', 'x'.repeat(201), 'nul\u0000'] as const) await expect(baton.queues.pause(name, { force: true }), JSON.stringify(name)).rejects.toBeInstanceOf(ValidationError);
     await expect(baton.queues.pause('known', { force: 'yes' } as never)).rejects.toBeInstanceOf(ValidationError);
     expect((await baton.queues.list()).filter((q) => q.paused)).toEqual([]);
@@ -185,6 +187,10 @@ describe('baton.queues', () => {
     expect(list[0]!.pausedAt).toBeInstanceOf(Date);
     expect(await baton.queues.resume('later')).toEqual({ queue: 'later', paused: false, changed: true });
     expect(await baton.queues.resume('later')).toEqual({ queue: 'later', paused: false, changed: false });
+
+    // A queue whose only job failed is listed by `queues.list()`, so it can be paused (then its failed jobs retried).
+    await settled(baton, 'only-failed', 'failed');
+    expect(await baton.queues.pause('only-failed')).toEqual({ queue: 'only-failed', paused: true, changed: true });
   });
 
   it("resume wakes this process's worker at once (its poll is an hour away)", async () => {

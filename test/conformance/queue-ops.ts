@@ -93,12 +93,14 @@ export function queueOpsTests(h: Harness): void {
   });
 
   describe('queueKnown', () => {
-    it('known: a queued or running job, a live worker serving it, or a pause row; finished jobs alone do not make it known', async () => {
+    it('known: a job in any state (queued, running or finished), a live worker serving it, or a pause row', async () => {
       const { store } = await h.setup();
       expect(await store.queueKnown({ name: 'q', now: T0 })).toBe(false);
       const job = await insert(store, { queue: 'q' });
       expect(await store.queueKnown({ name: 'q', now: T0 })).toBe(true);
       await store.jobCancel({ id: job.id, reason: null, now: T0 });
+      expect(await store.queueKnown({ name: 'q', now: T0 })).toBe(true); // finished only: still listed by queueCounts
+      await store.jobDelete({ id: job.id });
       expect(await store.queueKnown({ name: 'q', now: T0 })).toBe(false);
       await running(store, { queue: 'r' });
       expect(await store.queueKnown({ name: 'r', now: T0 })).toBe(true);

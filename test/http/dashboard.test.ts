@@ -332,4 +332,25 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await screenshot(page, '7-queue-pause-retry');
     expect(pageErrors).toEqual([]);
   });
+
+  it('"Retry failed…" whose dry run finds nothing (retried elsewhere meanwhile) says so and offers no Confirm', async () => {
+    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
+    const failedEvent = waitForEvent(worker, 'job:failed');
+    await baton.enqueue(flaky, { label: 'retried elsewhere' });
+    await failedEvent;
+    await open(page, url, '#/queues');
+    const row = page.locator('tr[data-queue="default"]');
+    await row.locator('button[data-action="retry-failed"]').waitFor();
+    // Someone else retries the failed job between the click and the dry run.
+    await page.route('**/api/jobs/retry-many', async (route) => {
+      flakyState.allow = true;
+      await baton.jobs.retryMany({ queue: 'default', state: 'failed' });
+      await route.continue();
+    });
+    await row.locator('button[data-action="retry-failed"]').click();
+    await waitForText(page, '#flash', 'No failed jobs of default to retry');
+    expect(await page.locator('[data-confirm="retry-failed"]').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
 });
+

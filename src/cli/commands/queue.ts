@@ -14,7 +14,7 @@ export function queueCommand(): Command {
     withDatabase(new Command('pause'))
       .description('stop every worker claiming from the queue (running jobs go on; stored, so it outlives restarts)')
       .argument('<name>', 'queue name', queueName)
-      .option('--force', 'pause a queue Baton does not know yet (no queued or running job, no worker serving it)')
+      .option('--force', 'pause a queue Baton does not know yet (no job, no worker serving it)')
       .option('--json', 'print { queue, paused, changed } as JSON')
       .action(async (name: string, flags: { database?: string; force?: boolean; json?: boolean }) => {
         const result = await withBaton({ database: flags.database }, (baton) => baton.queues.pause(name, { force: flags.force ?? false }));

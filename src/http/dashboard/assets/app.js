@@ -319,7 +319,9 @@ const queuesView = {
             event.currentTarget.disabled = true;
             try {
               const dry = await api('api/jobs/retry-many', { method: 'POST', body: { queue: q.queue, state: 'failed', dryRun: true } });
-              this.pending = { queue: q.queue, count: dry.matched };
+              // Retried elsewhere meanwhile: nothing to confirm.
+              if (dry.matched === 0) flash(`No failed jobs of ${q.queue} to retry`, true);
+              else this.pending = { queue: q.queue, count: dry.matched };
             } catch (error) {
               flash(`Retry failed jobs: ${error.message}`);
             } finally {
