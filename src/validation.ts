@@ -78,11 +78,12 @@ export function parseConfig<T extends z.ZodType>(schema: T, value: unknown, what
 
 /**
  * `worker option a: m1; worker option b.c: m2` (`(options)` for an issue about the
- * whole object). A path segment with a control character or a lone surrogate (a
- * record key) is shown as a JSON string, so the message prints as one clean line.
+ * whole object). A path segment that is empty or has a control character or a lone
+ * surrogate (a record key) is shown as a JSON string, so the message prints as one
+ * clean line.
  */
 function configMessage(what: string, issues: ValidationIssue[]): string {
-  const segment = (p: string | number) => (typeof p === 'string' && (/[\u0000-\u001f\u007f-\u009f]/.test(p) || !p.isWellFormed()) ? JSON.stringify(p) : p);
+  const segment = (p: string | number) => (typeof p === 'string' && (p === '' || /[\u0000-\u001f\u007f-\u009f]/.test(p) || !p.isWellFormed()) ? JSON.stringify(p) : p);
   return issues.map((i) => `${what} ${i.path.map(segment).join('.') || '(options)'}: ${i.message}`).join('; ');
 }
 

@@ -6,7 +6,7 @@ import { createMetrics, type Metrics } from '../observe/metrics.js';
 import { auth } from './auth.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { openApiDocument } from './openapi.js';
-import { strictPath } from './path.js';
+import { strictUrl } from './strict-url.js';
 import { HttpError, problemResponse } from './problem.js';
 import { adminRoutes } from './routes/admin.js';
 import { eventRoutes } from './routes/events.js';
@@ -59,7 +59,7 @@ export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpA
   });
   app.notFound((c) => problemResponse(c, new HttpError('not_found', `no route ${c.req.method} ${c.req.path}`)));
   app.use('*', auth({ readToken: options.readToken, adminToken: options.adminToken }));
-  app.use('*', strictPath);
+  app.use('*', strictUrl);
 
   app.get('/healthz', (c) => c.json({ ok: true, driver: baton.store.driver }));
   app.get('/api/openapi.json', (c) => c.json(openApiDocument));

@@ -91,7 +91,7 @@ const retentionObject = z
           }
         })
         .optional(),
-      interval: z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(10, 'must be at least 10 ms').max(2_147_483_647).optional(),
+      interval: z.number({ error: 'must be a number of milliseconds' }).int('must be an integer (ms)').min(10, 'must be at least 10 ms').max(2_147_483_647, 'must be at most 2147483647 ms (the largest Node timer, about 24.8 days)').optional(),
       batchSize: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(1, 'must be at least 1').max(MAX_DELETE_BATCH, `must be at most ${MAX_DELETE_BATCH}`).optional(),
     })
     .strict();

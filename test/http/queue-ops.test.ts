@@ -38,6 +38,9 @@ describe('HTTP queue operations', () => {
     // A name whose percent-encoding is not UTF-8 (a lone surrogate's bytes) is refused, not taken literally.
     expect(await send(app, 'POST', '/api/queues/a%ED%A0%80b/pause', { force: true })).toMatchObject({ status: 400, json: { error: { code: 'validation', message: expect.stringContaining('/api/queues/a%ED%A0%80b/pause is not valid percent-encoded UTF-8') } } });
     expect((await send(app, 'POST', '/api/schedules/a%FFb/pause', {})).status).toBe(400);
+    expect(await send(app, 'GET', '/api/jobs?queue=%FF', undefined, READ)).toMatchObject({ status: 400, json: { error: { message: expect.stringContaining('the URL query string ?queue=%FF is not valid percent-encoded UTF-8') } } });
+    expect((await send(app, 'GET', '/api/jobs?task=%ED%A0%80', undefined, READ)).status).toBe(400);
+    expect((await send(app, 'GET', '/api/jobs?queue=a+b%20c', undefined, READ)).status).toBe(200);
     expect(await send(app, 'POST', '/api/jobs/retry-many', {})).toMatchObject({ status: 400, json: { error: { message: expect.stringContaining('or { all: true }') } } });
     expect(await send(app, 'POST', '/api/jobs/retry-many', { state: 'completed' })).toMatchObject({ status: 400, json: { error: { issues: [{ path: ['state'] }] } } });
     expect(await send(app, 'POST', '/api/jobs/cancel-many', { queue: 'mail', createdBefore: '2030-02-30' })).toMatchObject({ status: 400, json: { error: { issues: [{ path: ['createdBefore'] }] } } });

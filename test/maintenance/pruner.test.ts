@@ -127,6 +127,8 @@ describe('pruner', () => {
     [{ queues: { '\ud800': { completed: 1 } } }, 'retention.queues."\\ud800": not a queue name: a queue name contains a lone UTF-16 surrogate'],
     [{ batchSize: 0 }, 'retention.batchSize: must be at least 1'],
     [{ interval: 5 }, 'retention.interval: must be at least 10 ms'],
+    [{ interval: 1e12 }, 'retention.interval: must be at most 2147483647 ms'],
+    [{ queues: { '': { completed: 1 } } }, 'retention.queues."": not a queue name: a queue name has 1..200 characters'],
     [true, 'retention'],
   ])('refuses retention %j with a ConfigError naming the field; nothing is written', async (retention, message) => {
     const baton = await openBaton();

@@ -31,6 +31,7 @@ interface WorkerFlags {
 function retentionFlag(value: string, previous: StateRetention = {}): StateRetention {
   const match = /^(completed|failed|cancelled)=(forever|\d+)$/.exec(value.trim());
   if (!match) throw new InvalidArgumentError(`"${value}" is not STATE=MS or STATE=forever (STATE: completed, failed or cancelled).`);
+  if (previous[match[1] as keyof StateRetention] !== undefined) throw new InvalidArgumentError(`${match[1]} is given twice: one value per state.`);
   return { ...previous, [match[1]!]: match[2] === 'forever' ? false : Number(match[2]) };
 }
 
