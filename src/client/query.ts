@@ -22,7 +22,11 @@ export async function getJob(deps: ClientDeps, id: number): Promise<Job> {
  * @throws NotFoundError for any other value
  */
 export function knownJobId(id: unknown): number {
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw new NotFoundError(`no job with id ${String(id)}`);
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
+    // A string id ("1") is named as the string it is, with the rule: "no job with id 1" would be wrong when job 1 exists.
+    const shown = typeof id === 'number' ? String(id) : typeof id === 'string' ? JSON.stringify(id) : `of type ${typeof id}`;
+    throw new NotFoundError(`no job with id ${shown} (job ids are positive integers)`);
+  }
   return id;
 }
 

@@ -162,6 +162,9 @@ describe('baton.jobs.delete', () => {
     expect(refused).toMatchObject({ state: 'running', message: `job ${queued.id} is running; a running job cannot be deleted (cancel it first)` });
     expect((await baton.getJob(running!.id)).state).toBe('running');
     for (const id of [done.id, 987_654, 'abc', 1.5, 0] as number[]) await expect(baton.jobs.delete(id), String(id)).rejects.toBeInstanceOf(NotFoundError);
+    // A string id is named as a string: "no job with id 1" would be wrong while job 1 exists.
+    await expect(baton.jobs.delete(String(running!.id) as never)).rejects.toThrow(`no job with id "${running!.id}" (job ids are positive integers)`);
+    await expect(baton.jobs.delete(1.5)).rejects.toThrow('no job with id 1.5 (job ids are positive integers)');
   });
 });
 
