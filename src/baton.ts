@@ -104,7 +104,9 @@ export interface Baton {
  * factory. One per process is typical; every process sharing the database sees
  * the same jobs.
  * @throws ConfigError for bad options or an unsupported URL; StoreError when the database cannot be opened
- *   (a file that is not a database, unreadable…) or, with `readOnly`, its schema lacks a migration
+ *   (a file that is not a database, unreadable…), does not answer (op `open`; the message names the URL
+ *   that failed: the database URL, or the direct one for migrations and a read-only Baton behind PgBouncer)
+ *   or, with `readOnly`, its schema lacks a migration. Nothing is created when the database URL does not answer.
  */
 export async function createBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
   const o = resolveBatonOptions(options);
@@ -124,19 +126,22 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     throw new StoreError('open', error, `cannot open database ${redact(o.database)}: ${describeError(error)}`);
   }
   const store = instrumentStore(raw, logger.child({ component: 'store' }), observer);
-  if (o.readOnly || o.migrate) {
-    try {
-      await (o.readOnly ? store.schemaCheck() : store.migrate());
-    } catch (error) {
-      await store.close().catch(() => undefined);
-      throw error;
-    }
-  }
   // Time comes from the database (see Store.clock): on PostgreSQL this host's clock
   // plus its measured offset to the server's, re-measured every minute. A clock the
   // caller passes (tests) is used as given.
   const clockSync = options.clock ? undefined : new ClockSync({ store, logger: logger.child({ component: 'clock' }) });
-  await clockSync?.runOnce();
+  try {
+    // The pool's first statement, before anything is created: a database URL that does not
+    // answer (say a PgBouncer that is down, while the direct URL would migrate) fails here,
+    // named, rather than in every loop of a worker forever.
+    await clockSync?.first().catch((error: unknown) => {
+      throw new StoreError('open', error, `cannot reach the database: ${describeError(error)}`);
+    });
+    if (o.readOnly || o.migrate) await (o.readOnly ? store.schemaCheck() : store.migrate());
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
   clockSync?.start();
   const clock = options.clock ?? store.clock;
   const events = new TypedEmitter<ClientEvents>(() => logger);

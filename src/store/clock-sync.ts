@@ -34,13 +34,23 @@ export class ClockSync {
    * @returns the reading, or undefined when the database could not be reached
    */
   async runOnce(): Promise<ClockReading | undefined> {
-    let reading: ClockReading;
     try {
-      reading = await this.#store.clockSync();
+      return await this.first();
     } catch (error) {
       this.#logger.warn({ err: error }, "could not read the database's clock; keeping the previous offset");
       return undefined;
     }
+  }
+
+  /**
+   * Measures once and warns on a first large skew, like {@link runOnce}, but a
+   * database that does not answer is an error: the measurement `createBaton` makes
+   * at open, which is also the first statement on the pool (on PostgreSQL with a
+   * direct URL, migrations went elsewhere).
+   * @throws StoreError (op clockSync) when the database cannot be reached
+   */
+  async first(): Promise<ClockReading> {
+    const reading = await this.#store.clockSync();
     if (!this.#warned && Math.abs(reading.offsetMs) > CLOCK_SKEW_WARN_MS) {
       this.#warned = true;
       const direction = reading.offsetMs < 0 ? 'ahead of' : 'behind';

@@ -269,6 +269,16 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('a LISTEN or d
       /^cannot connect to the direct database URL postgres:\/\/127\.0\.0\.1:1\/test \(migrations and LISTEN use it\): .*ECONNREFUSED/,
     );
 
+    // A database URL that does not answer (a PgBouncer that is down) while the direct URL would migrate: refused, named, nothing created.
+    const downSchema = new URL(tempDatabase().url).searchParams.get('schema')!;
+    await expect(openBaton({ database: `postgres://postgres@127.0.0.1:1/test?schema=${downSchema}&pgbouncer=true`, directDatabase: postgresUrl })).rejects.toThrow(
+      /^cannot reach the database: database URL postgres:\/\/127\.0\.0\.1:1\/test: .*ECONNREFUSED/,
+    );
+    const created = new pg.Client({ connectionString: postgresUrl });
+    await created.connect();
+    expect((await created.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [downSchema])).rowCount).toBe(0);
+    await created.end();
+
     const { bouncer } = await throughBouncer();
     // Named prepared statements on 4 pool connections over 2 server connections: one clashes soon.
     const baton = await openBaton({ database: `${bouncer.url}?schema=${schema}&pool_size=4`, directDatabase: postgresUrl });
@@ -278,5 +288,22 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('a LISTEN or d
     }
     expect(String((failure as Error | undefined)?.message)).toMatch(/prepared statement .*: the database URL seems to reach PostgreSQL through a pooler in transaction mode \(PgBouncer\).*add pgbouncer=true/);
     await closeAll(baton);
+  });
+});
+
+describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('read-only commands with a URL that cannot work', () => {
+  it('each error names the URL at fault: a PgBouncer database URL without pgbouncer=true, a direct URL pointing at PgBouncer, an unreachable direct URL', async () => {
+    const { bouncer, schema, open } = await throughBouncer();
+    await (await open()).close(); // the schema exists
+    const hostPort = bouncer.url.replace(/\/\/[^@]*@/, '//');
+    await expect(openBaton({ database: `${bouncer.url}?schema=${schema}`, readOnly: true })).rejects.toThrow(
+      new RegExp(`^cannot reach the database: database URL ${hostPort.replace(/[.]/g, '\\.')}: unsupported startup parameter: options — this URL reaches PgBouncer`),
+    );
+    await expect(openBaton({ database: `${bouncer.url}?schema=${schema}&pgbouncer=true`, directDatabase: bouncer.url, readOnly: true })).rejects.toThrow(
+      /^cannot reach the database: direct database URL postgres:\/\/127\.0\.0\.1:\d+\/test: unsupported startup parameter: options — this URL reaches PgBouncer/,
+    );
+    await expect(openBaton({ database: `${bouncer.url}?schema=${schema}&pgbouncer=true`, directDatabase: 'postgres://postgres@127.0.0.1:1/test', readOnly: true })).rejects.toThrow(
+      /^cannot reach the database: direct database URL postgres:\/\/127\.0\.0\.1:1\/test: .*ECONNREFUSED/,
+    );
   });
 });

@@ -95,6 +95,8 @@ export class PostgresStore extends DriverStore<PgContext> {
   readonly #listenUrl: string;
   /** The LISTEN URL as messages name it. */
   readonly #listenLabel: string;
+  /** The pool's URL as messages name it (a read-only Baton behind PgBouncer reads through the direct URL). */
+  readonly #poolLabel: string;
   /** The direct URL, where migrations connect; without it they use the pool. */
   readonly #directUrl: string | undefined;
   readonly #migrations: Migration[];
@@ -159,7 +161,10 @@ export class PostgresStore extends DriverStore<PgContext> {
     this.#fill = (text) => statement(null, text).text;
     this.#pool = pool;
     this.#listenUrl = options.directUrl ?? connectionString;
-    this.#listenLabel = options.directUrl ? `direct database URL ${urlForMessages(options.directUrl)}` : `database URL ${urlForMessages(connectionString)}`;
+    const directLabel = options.directUrl ? `direct database URL ${urlForMessages(options.directUrl)}` : undefined;
+    const databaseLabel = `database URL ${urlForMessages(connectionString)}`;
+    this.#listenLabel = directLabel ?? databaseLabel;
+    this.#poolLabel = options.pgbouncer && options.readOnly ? directLabel! : databaseLabel;
     this.#directUrl = options.directUrl;
     this.#migrations = options.migrations ?? postgresMigrations;
     this.#onError = options.onError ?? (() => undefined);
@@ -174,9 +179,10 @@ export class PostgresStore extends DriverStore<PgContext> {
     return this.#clock;
   }
 
+  /** The first statements on the pool (clock, schema check): errors name the URL the pool connects to. */
   async clockSync(): Promise<ClockReading> {
     return this.#clock.sync(async () => {
-      const rows = (await this.#pool.query<{ ms: number }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms')).rows;
+      const rows = await this.#poolQuery<{ ms: number }>('clockSync', 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms');
       return rows[0]!.ms;
     });
   }
@@ -184,11 +190,27 @@ export class PostgresStore extends DriverStore<PgContext> {
   /** Reads the ledger only: a role with USAGE on the schema and SELECT on its tables is enough. */
   async schemaCheck(): Promise<void> {
     const q = `"${this.schema}"`;
-    const { rows } = await this.#pool.query<{ ledger: string | null }>('SELECT to_regclass($1) AS ledger', [`${q}.baton_migrations`]);
+    const rows = await this.#poolQuery<{ ledger: string | null }>('schemaCheck', 'SELECT to_regclass($1) AS ledger', [`${q}.baton_migrations`]);
     const applied = rows[0]?.ledger
-      ? (await this.#pool.query<{ version: number; name: string; breaking: boolean }>(`SELECT version, name, breaking FROM ${q}.baton_migrations`)).rows
+      ? await this.#poolQuery<{ version: number; name: string; breaking: boolean }>('schemaCheck', `SELECT version, name, breaking FROM ${q}.baton_migrations`)
       : [];
     checkSchema(this.#migrations, `schema "${this.schema}"`, applied);
+  }
+
+  /**
+   * A pool query whose error names the URL the pool connects to, with a hint when
+   * PgBouncer refused the read-only start setting.
+   * @throws StoreError (`op`) "<which URL> postgres://host:port/db: <cause>"
+   */
+  async #poolQuery<R extends pg.QueryResultRow>(op: string, text: string, values: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>(text, values)).rows;
+    } catch (error) {
+      const bouncer = /unsupported startup parameter/.test(describeError(error))
+        ? ' — this URL reaches PgBouncer, which refuses the read-only start setting: point the direct URL at PostgreSQL itself, and mark a PgBouncer database URL with pgbouncer=true (read-only commands then read through the direct URL)'
+        : '';
+      throw new StoreError(op, error, `${this.#poolLabel}: ${describeError(error)}${bouncer}`);
+    }
   }
 
   async migrate(): Promise<void> {
