@@ -9,6 +9,6 @@ export function migrateCommand(): Command {
     .description('apply pending database migrations')
     .action(async (flags: { database?: string }) => {
       await withBaton({ database: flags.database }, async () => undefined);
-      out(`database ${redact(flags.database ?? defaultDatabaseUrl())} is up to date`);
+      out(`database ${redact(flags.database ?? defaultDatabaseUrl())}: schema at the current version (pending migrations, if any, were applied)`);
     });
 }
