@@ -25,7 +25,8 @@ function admin(noun: 'schedules' | 'services'): Record<string, object> {
 
 /** The body of a bulk request: filter fields (all must match) and options. */
 function bulkRequest(states: string, created: boolean, reason: boolean): object {
-  const time = { type: 'string', format: 'date-time' };
+  // format date-time is RFC 3339; a bare date (2030-01-31, midnight UTC) is accepted too, hence no format.
+  const time = (what: string) => ({ type: 'string', description: `${what}: ISO 8601, a date-time with Z or an offset, or a date (midnight UTC); 1970..9999` });
   return {
     required: true,
     ...json({
@@ -36,8 +37,8 @@ function bulkRequest(states: string, created: boolean, reason: boolean): object 
         state: { type: 'string', description: `one of ${states} (default: all of them)` },
         queue: { type: 'string' },
         task: { type: 'string' },
-        ...(created ? { createdBefore: { ...time, description: 'created strictly before' } } : {}),
-        finishedBefore: { ...time, description: 'finished strictly before' },
+        ...(created ? { createdBefore: time('created strictly before') } : {}),
+        finishedBefore: time('finished strictly before'),
         all: { type: 'boolean', description: 'allow an empty filter' },
         dryRun: { type: 'boolean', description: 'count the matching jobs, change nothing' },
         batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
