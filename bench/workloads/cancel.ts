@@ -27,7 +27,7 @@ export const cancel: Workload = {
       const id = (await client.waitForType('enqueued', (r) => r.ref === `job-${trial}`)).id as number;
       await worker.waitForType('started', (r) => r.jobId === id);
       await pause(random() * 50);
-      const ms = await cancelToSignal(client, worker, id);
+      const { ms } = await cancelToSignal(client, worker, id);
       if (trial >= WARMUP) samples.push(ms);
     }
     await Promise.all([worker.close(), client.close()]);
@@ -56,13 +56,14 @@ export const cancel: Workload = {
  * One cross-process cancel: `client` (a client.ts child) cancels running job `id`;
  * `worker` (the worker.ts child running it as `wait-signal`) reports when its signal
  * fired.
- * @returns ms from just before `cancel()` to the abort listener (one host, one clock)
+ * @returns `ms` from just before `cancel()` to the abort listener (one host, one clock),
+ *   and `callMs` the part `cancel()` itself took (its transaction, until committed)
  * @throws when the signal fired with another reason than cancelled
  */
-export async function cancelToSignal(client: Child, worker: Child, id: number): Promise<number> {
+export async function cancelToSignal(client: Child, worker: Child, id: number): Promise<{ ms: number; callMs: number }> {
   client.send({ op: 'cancel', ref: `cancel-${id}`, id });
   const sent = await client.waitForType('cancel-sent', (r) => r.ref === `cancel-${id}`);
   const fired = await worker.waitForType('signal', (r) => r.jobId === id);
   if (fired.reason !== 'cancelled') throw new Error(`job ${id}: signal fired with ${String(fired.reason)}, not cancelled`);
-  return (fired.at as number) - (sent.at as number);
+  return { ms: (fired.at as number) - (sent.at as number), callMs: (sent.returnedAt as number) - (sent.at as number) };
 }
