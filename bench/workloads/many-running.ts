@@ -9,8 +9,6 @@ import { cancelToSignal } from './cancel.js';
 type StoreOps = Record<string, { count: number; totalMs: number }>;
 /** Heartbeat intervals the store calls are counted over. */
 const INTERVALS = 4;
-const TRIALS = 20;
-const WARMUP = 2;
 
 /** Store calls per operation between two `stats` reports: count and total ms. */
 function opsBetween(before: Report, after: Report): StoreOps {
@@ -24,7 +22,7 @@ function opsBetween(before: Report, after: Report): StoreOps {
  * long jobs (`wait-signal`, bulk-seeded). Over 4 heartbeat intervals it counts the
  * store statements the worker sends (its instrumented store's per-operation
  * counter: each call is one statement or one short transaction), then another
- * process cancels 20 of the running jobs (after 2 warm-ups), each a random 0–50 ms
+ * process cancels `cancelTrials` (20) of the running jobs (after `cancelWarmup`, 2), each a random 0–50 ms
  * after the previous one's signal, measured from just before `cancel()` to the
  * handler's abort listener (split into the `cancel()` call itself — the canceller's
  * transaction — and the rest: its commit pushed to the worker, the abort); then the
@@ -34,7 +32,7 @@ export const manyRunning: Workload = {
   name: 'many-running',
   title: 'one worker holding 2,000 long jobs: heartbeat statements, cancel latency, RSS',
   async run(ctx) {
-    const { manyRunning: N, manyRunningHeartbeatMs: HEARTBEAT } = ctx.sizes;
+    const { manyRunning: N, manyRunningHeartbeatMs: HEARTBEAT, cancelTrials: TRIALS, cancelWarmup: WARMUP } = ctx.sizes;
     const url = await ctx.database('many-running');
     await bulkSeed(url, { count: N + WARMUP + TRIALS, task: 'wait-signal', runAt: Date.now() - 1_000 });
     const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: N, heartbeatInterval: HEARTBEAT } }, { name: 'many-running worker' });
