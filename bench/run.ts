@@ -27,13 +27,15 @@ import { writeResults } from './lib/results.js';
 import { round } from './lib/stats.js';
 import { formatNumber, markdownTable } from './lib/table.js';
 import { FULL_SIZES, meets, TINY_SIZES, type Figure, type Workload, type WorkloadContext } from './lib/workload.js';
+import { backlog } from './workloads/backlog.js';
 import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
 import { handoff } from './workloads/handoff.js';
 import { latency } from './workloads/latency.js';
+import { manyRunning } from './workloads/many-running.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff];
+const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 

@@ -41,6 +41,13 @@ export interface BenchSizes {
   cancelWarmup: number;
   /** Hand-off: trials. */
   handoffTrials: number;
+  /** Backlog: jobs not due (another queue, or delayed) in the baseline case and in the large case, and the due jobs drained. */
+  backlogSmall: number;
+  backlogLarge: number;
+  backlogDrain: number;
+  /** Many running: jobs one worker holds at once, and the heartbeat interval (ms) the store calls are counted over 4 of. */
+  manyRunning: number;
+  manyRunningHeartbeatMs: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -53,6 +60,11 @@ export const FULL_SIZES: BenchSizes = {
   cancelTrials: 20,
   cancelWarmup: 2,
   handoffTrials: 5,
+  backlogSmall: 10_000,
+  backlogLarge: 1_000_000,
+  backlogDrain: 20_000,
+  manyRunning: 2_000,
+  manyRunningHeartbeatMs: 1_000,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -66,6 +78,11 @@ export const TINY_SIZES: BenchSizes = {
   cancelTrials: 3,
   cancelWarmup: 1,
   handoffTrials: 2,
+  backlogSmall: 100,
+  backlogLarge: 2_000,
+  backlogDrain: 200,
+  manyRunning: 50,
+  manyRunningHeartbeatMs: 250,
 };
 
 /** What a workload gets from the runner. */

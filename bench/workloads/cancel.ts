@@ -1,4 +1,4 @@
-import { spawnFixture } from '../lib/child.js';
+import { spawnFixture, type Child } from '../lib/child.js';
 import { pause, seededRandom } from '../lib/clock.js';
 import { round, summarize } from '../lib/stats.js';
 import type { Workload } from '../lib/workload.js';
@@ -27,11 +27,8 @@ export const cancel: Workload = {
       const id = (await client.waitForType('enqueued', (r) => r.ref === `job-${trial}`)).id as number;
       await worker.waitForType('started', (r) => r.jobId === id);
       await pause(random() * 50);
-      client.send({ op: 'cancel', ref: `cancel-${trial}`, id });
-      const sent = await client.waitForType('cancel-sent', (r) => r.ref === `cancel-${trial}`);
-      const fired = await worker.waitForType('signal', (r) => r.jobId === id);
-      if (fired.reason !== 'cancelled') throw new Error(`job ${id}: signal fired with ${String(fired.reason)}, not cancelled`);
-      if (trial >= WARMUP) samples.push((fired.at as number) - (sent.at as number));
+      const { ms } = await cancelToSignal(client, worker, id);
+      if (trial >= WARMUP) samples.push(ms);
     }
     await Promise.all([worker.close(), client.close()]);
     const s = summarize(samples);
@@ -54,3 +51,19 @@ export const cancel: Workload = {
     };
   },
 };
+
+/**
+ * One cross-process cancel: `client` (a client.ts child) cancels running job `id`;
+ * `worker` (the worker.ts child running it as `wait-signal`) reports when its signal
+ * fired.
+ * @returns `ms` from just before `cancel()` to the abort listener (one host, one clock),
+ *   and `callMs` the part `cancel()` itself took (its transaction, until committed)
+ * @throws when the signal fired with another reason than cancelled
+ */
+export async function cancelToSignal(client: Child, worker: Child, id: number): Promise<{ ms: number; callMs: number }> {
+  client.send({ op: 'cancel', ref: `cancel-${id}`, id });
+  const sent = await client.waitForType('cancel-sent', (r) => r.ref === `cancel-${id}`);
+  const fired = await worker.waitForType('signal', (r) => r.jobId === id);
+  if (fired.reason !== 'cancelled') throw new Error(`job ${id}: signal fired with ${String(fired.reason)}, not cancelled`);
+  return { ms: (fired.at as number) - (sent.at as number), callMs: (sent.returnedAt as number) - (sent.at as number) };
+}

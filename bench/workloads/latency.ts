@@ -1,8 +1,9 @@
-import { spawnFixture } from '../lib/child.js';
-import { round, summarize } from '../lib/stats.js';
+import { spawnFixture, type Child } from '../lib/child.js';
+import { round, summarize, type Summary } from '../lib/stats.js';
 import type { Figure, Workload } from '../lib/workload.js';
 
-const RATE = 50;
+/** Mean enqueue rate of the latency measurements, jobs/s. */
+export const RATE = 50;
 const CONCURRENCY = 10;
 
 const ms = (v: number) => `${round(v, 2)}`;
@@ -36,13 +37,9 @@ export const latency: Workload = {
 
     const url = await ctx.database('latency-remote');
     const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: CONCURRENCY } }, { name: 'latency worker' });
-    const client = spawnFixture('client.ts', { database: url }, { name: 'latency enqueuer' });
-    await Promise.all([worker.waitForType('ready'), client.waitForType('ready')]);
-    client.send({ op: 'enqueue-paced', ref: 'paced', task: 'latency', count: COUNT + WARMUP, rate: RATE });
-    const reports = await worker.waitForCount('latency', COUNT + WARMUP, 120_000);
-    await client.waitForType('paced');
-    await Promise.all([worker.close(), client.close()]);
-    const b = summarize(reports.filter((r) => (r.i as number) >= WARMUP).map((r) => r.ms as number));
+    await worker.waitForType('ready');
+    const b = await otherProcessLatency(url, worker, COUNT, WARMUP);
+    await worker.close();
     ctx.log(`cross-process latency: p50 ${ms(b.p50)} ms, p99 ${ms(b.p99)} ms`);
     figures.push(latencyFigure(`other process, ${COUNT} jobs at ${RATE}/s`, b, ctx.driver.targets.latencyOtherProcess));
 
@@ -55,10 +52,28 @@ export const latency: Workload = {
   },
 };
 
+/**
+ * Enqueue-to-start latency from another process: a client child enqueues
+ * `warmup + count` `latency` jobs into `url`, Poisson arrivals at a mean of
+ * {@link RATE}/s, each with its wall-clock send time in the payload; `worker` (a
+ * running worker.ts child that serves them) reports each start. Closes the client.
+ * @returns the summary of the `count` measured starts (ms), warm-up jobs left out
+ */
+export async function otherProcessLatency(url: string, worker: Child, count: number, warmup: number): Promise<Summary> {
+  const client = spawnFixture('client.ts', { database: url }, { name: 'latency enqueuer' });
+  await client.waitForType('ready');
+  const before = worker.all('latency').length;
+  client.send({ op: 'enqueue-paced', ref: 'paced', task: 'latency', count: count + warmup, rate: RATE });
+  const reports = (await worker.waitForCount('latency', before + count + warmup, 120_000)).slice(before);
+  await client.waitForType('paced');
+  await client.close();
+  return summarize(reports.filter((r) => (r.i as number) >= warmup).map((r) => r.ms as number));
+}
+
 /** The table row of one latency measurement: p99 is the figure, p50 and max beside it. */
-function latencyFigure(name: string, summary: ReturnType<typeof summarize>, target: Figure['target']): Figure {
+export function latencyFigure(name: string, summary: Summary, target: Figure['target'], workload = '3. start latency'): Figure {
   return {
-    workload: '3. start latency',
+    workload,
     name,
     value: summary.p99,
     unit: 'ms',

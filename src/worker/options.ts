@@ -25,7 +25,7 @@ const schema = z
     schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
     scheduler: z.boolean().optional(),
     queues: z.array(storableString().min(1)).min(1).optional(),
-    concurrency: z.number().int().min(1).max(1000).optional(),
+    concurrency: z.number().int().min(1).max(10_000).optional(),
     pollInterval: ms(10).optional(),
     watchInterval: ms(10).optional(),
     cancelPollInterval: ms(10).optional(),
@@ -61,7 +61,7 @@ export interface WorkerOptions {
   scheduler?: boolean;
   /** Queues to claim from; each 1+ characters with no NUL or lone UTF-16 surrogate (ConfigError otherwise). @defaultValue ['default'] */
   queues?: string[];
-  /** Jobs run at once. 1..1000. @defaultValue 10 */
+  /** Jobs run at once. 1..10000. @defaultValue 10 */
   concurrency?: number;
   /** Safety-net poll for due jobs (delayed jobs, missed wake-ups). @defaultValue 1000 */
   pollInterval?: number;

@@ -95,9 +95,21 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
       expect(r.stdout, explain(r)).toContain(`## Baton bench (${driver}`);
       const rows = tableRows(r.stdout);
       expect(rows[0], explain(r)).toMatch(/^\| workload +\| figure +\| measured +\| target +\| met\? +\|$/);
-      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS']) {
+      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running']) {
         expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no "${workload}" row\n${explain(r)}`).toBe(true);
       }
+      expect(r.stdout, explain(r)).not.toContain('FAILED');
+    },
+    180_000,
+  );
+
+  it(
+    `npm run bench -- --tiny --only backlog --driver ${driver} (opt-in) exits 0 and prints its rows`,
+    async () => {
+      const r = await run('npm', ['run', '--silent', 'bench', '--', '--tiny', '--only', 'backlog', '--driver', driver], 150_000);
+      expect(r.code, explain(r)).toBe(0);
+      const rows = tableRows(r.stdout).filter((row) => row.startsWith('| 7. backlog '));
+      expect(rows.length, explain(r)).toBe(4);
       expect(r.stdout, explain(r)).not.toContain('FAILED');
     },
     180_000,

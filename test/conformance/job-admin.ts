@@ -75,6 +75,18 @@ export function jobAdminTests(h: Harness): void {
       expect(await store.jobCancelRequests({ ids: [quiet.id] })).toEqual([]);
       expect(await store.jobCancelRequests({ ids: [] })).toEqual([]);
     });
+
+    it('among many running jobs, each requested one once (an id given twice included); a finished one no more', async () => {
+      const { store } = await h.setup();
+      await store.jobInsertMany({ jobs: Array.from({ length: 300 }, () => newJob()), now: T0 });
+      const jobs = await claim(store, { limit: 300 });
+      const [a, b, c] = [jobs[10]!, jobs[150]!, jobs[299]!];
+      for (const job of [a, b, c]) await store.jobCancel({ id: job.id, reason: `r${job.id}`, now: T0 + 1 });
+      expect(await store.jobFinishCancelled({ id: c.id, token: c.leaseToken, now: T0 + 2 })).toBe(true);
+      const ids = jobs.map((j) => j.id);
+      const found = await store.jobCancelRequests({ ids: [...ids, a.id] });
+      expect(found.sort((x, y) => x.id - y.id)).toEqual([a, b].map((j) => ({ id: j.id, reason: `r${j.id}` })));
+    });
   });
 
   describe('jobRetry', () => {

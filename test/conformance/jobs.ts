@@ -129,6 +129,27 @@ export function jobTests(h: Harness): void {
       expect(await claim(store)).toEqual([]);
     });
 
+    it('claims in order priority, runAt, id across queues and priorities, past jobs not yet due in each of them', async () => {
+      const { store } = await h.setup();
+      // Per priority of each queue, due jobs interleaved with jobs not yet due (earlier
+      // and later ids); one priority holds only jobs not yet due; queue "elsewhere" is not served.
+      const spec: Array<[queue: string, priority: number, runAt: number]> = [
+        ['q1', 5, T0 + 1], ['q1', 5, T0 - 30], ['q2', 5, T0 - 30], ['q1', 0, T0 + 60_000], ['q2', -2, T0 + 1],
+        ['q1', 0, T0 - 10], ['q2', 0, T0 - 10], ['q1', 3, T0 + 5], ['q2', -2, T0], ['q1', 0, T0 - 10],
+        ['elsewhere', -9, T0 - 99], ['q2', 5, T0 + 2], ['q1', 5, T0 - 40], ['q2', 7, T0 - 1],
+      ];
+      const ids = (await store.jobInsertMany({ jobs: spec.map(([queue, priority, runAt]) => newJob({ queue, priority, runAt })), now: T0 - 100 })).map((i) => i.job.id);
+      const due = spec.map((s, i) => ({ queue: s[0], priority: s[1], runAt: s[2], id: ids[i]! })).filter((j) => j.queue !== 'elsewhere' && j.runAt <= T0);
+      const expected = due.sort((a, b) => a.priority - b.priority || a.runAt - b.runAt || a.id - b.id).map((j) => j.id);
+      const claimed: number[] = [];
+      for (const limit of [1, 2, 3, 10]) claimed.push(...(await claim(store, { queues: ['q1', 'q2'], limit })).map((j) => j.id));
+      expect(claimed).toEqual(expected);
+      expect(await claim(store, { queues: ['q1', 'q2'] })).toEqual([]);
+      // Later, the jobs not yet due are claimed in the same order.
+      const rest = await claim(store, { queues: ['q1', 'q2'], limit: 100, now: T0 + 60_000 });
+      expect(rest.map((j) => j.priority)).toEqual([-2, 0, 3, 5, 5]);
+    });
+
     it('takes at most `limit` jobs', async () => {
       const { store } = await h.setup();
       await store.jobInsertMany({ jobs: Array.from({ length: 5 }, () => newJob()), now: T0 });

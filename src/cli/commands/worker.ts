@@ -58,7 +58,7 @@ export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
     .description('run a worker for the tasks a module exports, until SIGTERM/SIGINT')
     .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule) and services (defineService) to run (.ts loads without a build)')
-    .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 1000))
+    .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 10_000))
     .option('--queue <name>', 'queue to claim from; repeat for several (default: default)', collect)
     .option('--drain-timeout <ms>', 'shutdown: time running jobs get to finish (default: 20000)', milliseconds)
     .option('--abort-grace <ms>', 'shutdown and timeout: time an aborted job gets to clean up (default: 5000)', milliseconds)

@@ -25,9 +25,11 @@ export async function leaseExtendMany(ctx: PgContext, { owner, leases, leaseMs, 
 
 export async function jobCancelRequests(ctx: PgContext, { ids }: StoreParams<'jobCancelRequests'>): Promise<CancelRequest[]> {
   if (ids.length === 0) return [];
+  // A hash join of the ids with the few requested rows (migration 9's partial index):
+  // `id = ANY($1)` was planned as a filter over every running row, ids × rows compares.
   const rows = await ctx.query<{ id: string; reason: string | null }>('cancel_requests', `
-    SELECT id, cancel_reason AS reason FROM :schema.jobs
-    WHERE id = ANY($1::bigint[]) AND state = 'running' AND cancel_requested_at IS NOT NULL`, [ids]);
+    SELECT j.id, j.cancel_reason AS reason FROM :schema.jobs j JOIN unnest($1::bigint[]) AS i(id) ON i.id = j.id
+    WHERE j.state = 'running' AND j.cancel_requested_at IS NOT NULL`, [[...new Set(ids)]]);
   return rows.map((r) => ({ id: Number(r.id), reason: r.reason }));
 }
 

@@ -72,19 +72,27 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
 
 export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
   const rows = await ctx.query<JobRow>('claim', `
-    WITH next AS (
-      -- Per queue, an ordered scan of the (queue, priority, run_at, id) index that stops
-      -- after $4 rows, whatever the (often stale) statistics of a churning queue table
-      -- say; then the best $4 across the queues.
-      SELECT c.id FROM unnest($2::text[]) AS q(name) CROSS JOIN LATERAL (
+    WITH RECURSIVE prio AS (
+      -- The distinct priorities of each served queue's queued jobs, lowest first, by a
+      -- loose scan of the (queue, priority, run_at, id) index: one probe per priority.
+      -- A paused queue is skipped in this same statement (migration 0004).
+      SELECT q.name AS queue, (SELECT priority FROM :schema.jobs WHERE state = 'queued' AND queue = q.name ORDER BY priority LIMIT 1) AS priority
+      FROM unnest($2::text[]) AS q(name)
+      WHERE NOT EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = q.name AND p.paused_at IS NOT NULL)
+      UNION ALL
+      SELECT p.queue, (SELECT priority FROM :schema.jobs WHERE state = 'queued' AND queue = p.queue AND priority > p.priority ORDER BY priority LIMIT 1)
+      FROM prio p WHERE p.priority IS NOT NULL
+    ), next AS (
+      -- Per (queue, priority), a range scan of the index bounded by run_at <= now that
+      -- stops after $4 rows: jobs not yet due (delayed, retries) are never read, however
+      -- many. Then the best $4 across them, in claim order.
+      SELECT c.id FROM prio p CROSS JOIN LATERAL (
         SELECT id, priority, run_at FROM :schema.jobs
-        WHERE state = 'queued' AND queue = q.name AND run_at <= $1 AND task = ANY($3::text[])
-        ORDER BY priority, run_at, id
+        WHERE state = 'queued' AND queue = p.queue AND priority = p.priority AND run_at <= $1 AND task = ANY($3::text[])
+        ORDER BY run_at, id
         LIMIT $4
         FOR UPDATE SKIP LOCKED
       ) c
-      -- A paused queue is skipped in this same statement (migration 0004).
-      WHERE NOT EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = q.name AND p.paused_at IS NOT NULL)
       ORDER BY c.priority, c.run_at, c.id
       LIMIT $4
     ), ${ASYNC_COMMIT}

@@ -44,14 +44,28 @@ export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: S
 }
 
 export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
-  const rows = ctx.sql(`UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
+  // As on PostgreSQL: the distinct priorities of each served, unpaused queue's queued
+  // jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe per
+  // priority; then per (queue, priority) a range scan bounded by run_at <= now that
+  // stops after @limit rows, so jobs not yet due are never read; the best @limit of those.
+  const rows = ctx.sql(`WITH RECURSIVE served(queue) AS (
+      SELECT DISTINCT value FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
+    ), prio(queue, priority) AS (
+      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = served.queue ORDER BY priority LIMIT 1) FROM served
+      UNION ALL
+      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = prio.queue AND jobs.priority > prio.priority ORDER BY priority LIMIT 1)
+      FROM prio WHERE priority IS NOT NULL
+    )
+    UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
       lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
     WHERE id IN (
-      SELECT id FROM jobs INDEXED BY jobs_claim
-      WHERE state = 'queued' AND run_at <= @now
-        AND queue IN (SELECT value FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL))
-        AND task IN (SELECT value FROM json_each(@tasks))
-      ORDER BY priority, run_at, id LIMIT @limit)
+      SELECT j.id FROM prio JOIN jobs j ON j.id IN (
+        SELECT id FROM jobs INDEXED BY jobs_claim
+        WHERE state = 'queued' AND queue = prio.queue AND priority = prio.priority AND run_at <= @now
+          AND task IN (SELECT value FROM json_each(@tasks))
+        ORDER BY run_at, id LIMIT @limit)
+      WHERE prio.priority IS NOT NULL
+      ORDER BY j.priority, j.run_at, j.id LIMIT @limit)
     RETURNING *`).all({
     workerId: p.workerId,
     expires: p.now + p.leaseMs,

@@ -5,9 +5,11 @@ import { migration as m0003 } from './0003-workers.js';
 import { migration as m0004 } from './0004-queues.js';
 import { migration as m0006 } from './0006-finished-indexes.js';
 import { migration as m0007 } from './0007-jobs-autovacuum.js';
+import { migration as m0009 } from './0009-cancel-requests.js';
 
 /**
  * Every PostgreSQL migration, in version order: SQLite's versions, plus 7 (the jobs
- * table's autovacuum settings), which SQLite has no use for. Version 5 was never shipped.
+ * table's autovacuum settings), which SQLite has no use for, and without SQLite's 8 (its
+ * claim index made queue-first, as PostgreSQL's has been since 1). Version 5 was never shipped.
  */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007];
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009];

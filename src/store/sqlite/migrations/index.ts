@@ -4,6 +4,11 @@ import { migration as m0002 } from './0002-schedules-leases.js';
 import { migration as m0003 } from './0003-workers.js';
 import { migration as m0004 } from './0004-queues.js';
 import { migration as m0006 } from './0006-finished-indexes.js';
+import { migration as m0008 } from './0008-claim-by-queue.js';
+import { migration as m0009 } from './0009-cancel-requests.js';
 
-/** Every SQLite migration, in version order. */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006];
+/**
+ * Every SQLite migration, in version order. Version 7 is PostgreSQL's alone (the jobs
+ * table's autovacuum settings); version 5 was never shipped.
+ */
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0008, m0009];
