@@ -31,9 +31,10 @@ import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
 import { handoff } from './workloads/handoff.js';
+import { history } from './workloads/history.js';
 import { latency } from './workloads/latency.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff];
+const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, history];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 

@@ -41,6 +41,9 @@ export interface BenchSizes {
   cancelWarmup: number;
   /** Hand-off: trials. */
   handoffTrials: number;
+  /** History (opt-in): rounds, and jobs enqueued then drained per round. */
+  historyRounds: number;
+  historyJobs: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -53,6 +56,8 @@ export const FULL_SIZES: BenchSizes = {
   cancelTrials: 20,
   cancelWarmup: 2,
   handoffTrials: 5,
+  historyRounds: Number(process.env.BATON_BENCH_HISTORY_ROUNDS) || 50,
+  historyJobs: 100_000,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -66,6 +71,8 @@ export const TINY_SIZES: BenchSizes = {
   cancelTrials: 3,
   cancelWarmup: 1,
   handoffTrials: 2,
+  historyRounds: 2,
+  historyJobs: 300,
 };
 
 /** What a workload gets from the runner. */
