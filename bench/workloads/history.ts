@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { spawnFixture } from '../lib/child.js';
 import { jobTableStorage, schemaUrl, withAdmin, type JobTableStorage } from '../lib/drivers.js';
 import { enqueueInBatches, openClient } from '../lib/seed.js';
@@ -16,9 +17,11 @@ interface Round {
   /** Mean ms of the worker's claim and completion store calls. */
   claimMeanMs: number;
   completeMeanMs: number;
-  /** The worker's own VACUUMs during the round (`jobs:vacuumed`): how many, and their total ms. */
-  vacuums: number;
+  /** The worker's own VACUUMs during the round (`jobs:vacuumed`): the dead rows that triggered each, and its ms. */
+  vacuums: Array<{ deadRows: number; ms: number }>;
   vacuumMs: number;
+  /** The 1-minute load average at the round's end (the machine is shared: a busy round is slower). */
+  load: number;
   /** After the round (the worker gone). */
   storage: JobTableStorage;
 }
@@ -52,15 +55,16 @@ async function runRounds(ctx: WorkloadContext, label: string, url: string): Prom
         ratio: jobsPerSecond / (done[0]?.jobsPerSecond ?? jobsPerSecond),
         claimMeanMs: meanMs(ops, 'jobClaim'),
         completeMeanMs: meanMs(ops, 'jobCompleteMany'),
-        vacuums: vacuums.length,
+        vacuums: vacuums.map((v) => ({ deadRows: v.deadRows as number, ms: round(v.durationMs as number, 0) })),
         vacuumMs: vacuums.reduce((sum, v) => sum + (v.durationMs as number), 0),
+        load: round(loadavg()[0]!, 1),
         storage: await jobTableStorage(url),
       };
       done.push(r);
       const dead = r.storage.deadRows === null ? '' : `, ${r.storage.deadRows.toLocaleString('en')} dead rows`;
       ctx.log(
         `history ${label} round ${n}/${rounds}: ${Math.round(jobsPerSecond)} jobs/s (${round(100 * r.ratio, 0)}% of round 1), claim ${round(r.claimMeanMs, 2)} ms, ` +
-          `${r.vacuums} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB`,
+          `${r.vacuums.length} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB; load ${r.load}`,
       );
     }
   } finally {

@@ -122,6 +122,9 @@ export class PostgresStore extends DriverStore<PgContext> {
       application_name: 'baton',
       ...readOnly,
     });
+    const onError = options.onError ?? (() => undefined);
+    /** Where {@link PgContext.ownConnection} connects: the direct URL, else the pool's. */
+    const ownUrl = options.directUrl ?? connectionString;
     const named = !options.pgbouncer;
     const channel = channelPrefix(schema);
     const texts = new Map<string, { text: string; name: string | undefined }>();
@@ -144,6 +147,7 @@ export class PostgresStore extends DriverStore<PgContext> {
           return (await pool.query({ text, values, ...(name ? { name } : {}) })).rows;
         },
         transaction: (fn) => pooledTransaction(pool, fn),
+        ownConnection: (fn) => withConnection(ownUrl, onError, fn),
       },
       operations,
     );
@@ -154,7 +158,7 @@ export class PostgresStore extends DriverStore<PgContext> {
     this.#listenUrl = options.directUrl ?? connectionString;
     this.#directUrl = options.directUrl;
     this.#migrations = options.migrations ?? postgresMigrations;
-    this.#onError = options.onError ?? (() => undefined);
+    this.#onError = onError;
     this.#clock = new ServerClock(options.hostClock ?? systemClock);
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
@@ -211,14 +215,7 @@ export class PostgresStore extends DriverStore<PgContext> {
    */
   async #directTransaction<T>(fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
     if (this.#directUrl === undefined) return pooledTransaction(this.#pool, fn);
-    const client = new pg.Client({ connectionString: this.#directUrl, application_name: 'baton' });
-    client.on('error', (error) => this.#onError(error, 'direct'));
-    await client.connect();
-    try {
-      return await transaction(client, fn);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    return withConnection(this.#directUrl, this.#onError, (client) => transaction(client, fn));
   }
 
   /**
@@ -266,6 +263,18 @@ async function pooledTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
     return await transaction(client, fn);
   } finally {
     client.release();
+  }
+}
+
+/** Runs `fn` on a client of its own connected to `url`, then closes it (its errors while open go to `onError`). */
+async function withConnection<T>(url: string, onError: (error: unknown, where: string) => void, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: 'baton' });
+  client.on('error', (error) => onError(error, 'direct'));
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -1,0 +1,46 @@
+/**
+ * The jobs table's VACUUM must not hold a connection of the store's pool (issue 11's
+ * history bench: with the default pool of one connection, every claim and completion
+ * queued behind each VACUUM, and a pass grows with the indexes as history grows).
+ * The VACUUM is slowed down for the test by PostgreSQL's own cost-based delay, set
+ * on the store's connections through the URL (`options=-c vacuum_cost_delay=…`; it
+ * slows VACUUM and ANALYZE only), and the store, with a pool of one, must answer a
+ * statement while that VACUUM runs.
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { churn } from '../conformance/table-health.js';
+import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
+import { rawQuery } from '../helpers/raw.js';
+
+describe('the table vacuum on PostgreSQL', () => {
+  it('runs VACUUM on a connection of its own: while it runs, the pool (one connection) still serves statements', async () => {
+    const db = tempDatabase();
+    const url = new URL(db.url);
+    url.searchParams.set('pool_size', '1');
+    // 30 ms asleep per page the VACUUM touches (a pass over this table: seconds).
+    url.searchParams.set('options', '-c vacuum_cost_delay=30 -c vacuum_cost_limit=1');
+    const schema = url.searchParams.get('schema')!;
+    const baton = await openBaton({ database: url.toString() });
+    await rawQuery(db, 'ALTER TABLE jobs SET (autovacuum_enabled = off)'); // only this test's VACUUM runs
+    await churn(baton.store);
+
+    const vacuum = baton.store.jobTableVacuum();
+    const watcher = new pg.Client({ connectionString: postgresUrl });
+    await watcher.connect();
+    try {
+      // Wait for the VACUUM to run (the state asserted below).
+      for (const deadline = Date.now() + 30_000; ; ) {
+        const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query = $1`, [`VACUUM (SKIP_LOCKED) "${schema}".jobs`]);
+        if (rows[0]!.n > 0) break;
+        if (Date.now() > deadline) throw new Error('the VACUUM did not start within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const first = await Promise.race([baton.store.jobTableStats().then(() => 'a pool statement'), vacuum.then(() => 'the VACUUM')]);
+      expect(first, 'a statement on the pool waited for the VACUUM to end').toBe('a pool statement');
+      await vacuum;
+    } finally {
+      await watcher.end();
+    }
+  });
+});
