@@ -65,7 +65,7 @@ const warned = new WeakSet<Store>();
  * pass, reading every index, to no effect.
  * ```
  * every 5 s: stats ──dead − floor < threshold──► nothing
- *                  └─dead − floor ≥ threshold──► VACUUM (SKIP_LOCKED) ──► 'jobs:vacuumed'
+ *                  └─dead − floor ≥ threshold──► VACUUM (SKIP_LOCKED, ANALYZE) ──► 'jobs:vacuumed'
  *                                                 floor = dead rows it left
  * ```
  * Every worker runs one. No lease is needed: SKIP_LOCKED makes a vacuum that finds

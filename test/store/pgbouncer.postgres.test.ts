@@ -116,7 +116,7 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     await closeAll(a);
   });
 
-  it('the table vacuum reads the statistics through the bouncer and runs VACUUM (SKIP_LOCKED) on a connection of its own to the direct URL, not through the bouncer's few server connections', async () => {
+  it('the table vacuum reads the statistics through the bouncer and runs VACUUM (SKIP_LOCKED) on a connection of its own to the direct URL, not through the few server connections of the bouncer', async () => {
     const { open } = await throughBouncer();
     const a = await open();
     await churn(a.store);
