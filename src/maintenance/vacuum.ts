@@ -56,9 +56,10 @@ const warned = new WeakSet<Store>();
  * Every {@link VACUUM_CHECK_INTERVAL_MS} it reads `jobTableStats` (one read of the
  * server's statistics) and, once dead rows pass {@link VACUUM_DEAD_ROWS} +
  * {@link VACUUM_DEAD_FRACTION} × live rows, runs `jobTableVacuum` (`VACUUM
- * (SKIP_LOCKED)` on a connection of its own, so the pool's connections keep serving
- * claims and completions during the pass): dead rows leave the table and the claim
- * index, so claims keep reading only live entries however much history accumulates.
+ * (SKIP_LOCKED, ANALYZE)` on a connection of its own, so the pool's connections keep
+ * serving claims and completions during the pass): dead rows leave the table and the
+ * claim index, so claims keep reading only live entries however much history
+ * accumulates, and the planner keeps statistics where autovacuum would not gather them.
  * The threshold counts dead rows from what the last vacuum left ("floor"): rows that
  * a transaction older than them may still see (another session's long transaction)
  * no vacuum can remove until it ends, and without the floor every check would run a
