@@ -5,33 +5,56 @@
  * The VACUUM is slowed down for the test by PostgreSQL's own cost-based delay, set
  * on the store's connections through the URL (`options=-c vacuum_cost_delay=…`; it
  * slows VACUUM and ANALYZE only), and the store, with a pool of one, must answer a
- * statement while that VACUUM runs.
+ * statement while that VACUUM runs. That test runs in a database of its own: the slowed
+ * ANALYZE holds a snapshot for a second or so, which would keep other tests' (and other
+ * sessions') vacuums in the shared database from removing their dead rows.
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { churn } from '../conformance/table-health.js';
 import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
 
+/** A fresh database on the test server, dropped when the test ends: its URL. */
+async function ownDatabase(): Promise<string> {
+  const name = `baton_t_${randomBytes(5).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  onTestFinished(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 describe('the table vacuum on PostgreSQL', () => {
   it('runs VACUUM on a connection of its own: while it runs, the pool (one connection) still serves statements', async () => {
-    const db = tempDatabase();
-    const url = new URL(db.url);
+    const server = await ownDatabase();
+    const url = new URL(server);
+    url.searchParams.set('schema', 'baton');
     url.searchParams.set('pool_size', '1');
-    // 30 ms asleep per page the VACUUM touches (a pass over this table: seconds).
-    url.searchParams.set('options', '-c vacuum_cost_delay=30 -c vacuum_cost_limit=1');
+    // 10–40 ms asleep per page the VACUUM touches (a pass over this table: seconds).
+    url.searchParams.set('options', '-c vacuum_cost_delay=10 -c vacuum_cost_limit=1');
     const schema = url.searchParams.get('schema')!;
     const baton = await openBaton({ database: url.toString() });
-    await rawQuery(db, 'ALTER TABLE jobs SET (autovacuum_enabled = off)'); // only this test's VACUUM runs
+    const watcher = new pg.Client({ connectionString: server });
+    await watcher.connect();
+    await watcher.query('ALTER TABLE baton.jobs SET (autovacuum_enabled = off)'); // only this test's VACUUM runs
     await churn(baton.store);
 
     const vacuum = baton.store.jobTableVacuum();
-    const watcher = new pg.Client({ connectionString: postgresUrl });
-    await watcher.connect();
     try {
       // Wait for the VACUUM to run (the state asserted below).
       for (const deadline = Date.now() + 30_000; ; ) {
-        const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'VACUUM %' AND query LIKE $1`, [`%"${schema}".jobs`]);
+        const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'VACUUM %' AND query LIKE $1`, [`%"${schema}".jobs`]);
         if (rows[0]!.n > 0) break;
         if (Date.now() > deadline) throw new Error('the VACUUM did not start within 30 s');
         await new Promise((resolve) => setTimeout(resolve, 20));
