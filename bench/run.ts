@@ -32,10 +32,11 @@ import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
 import { handoff } from './workloads/handoff.js';
+import { history } from './workloads/history.js';
 import { latency } from './workloads/latency.js';
 import { manyRunning } from './workloads/many-running.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog];
+const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 

@@ -25,6 +25,8 @@ export interface DriverTargets {
   cancel?: Target;
   handoff?: Target;
   peakRss?: Target;
+  /** History: the slowest round's drain rate as a share of round 1's, in %. */
+  historyWorstRound?: Target;
 }
 
 /**
@@ -46,6 +48,7 @@ export interface BenchDriver {
 
 const SHARED_TARGETS: DriverTargets = {
   handoff: { op: '<', value: 1000, text: 'max < 1 s' },
+  historyWorstRound: { op: '>=', value: 90, text: '≥ 90% of round 1' },
 };
 
 /** SQLite: a new file in its own temp directory; dropping removes the directory. */
@@ -84,9 +87,9 @@ const shownUrl = (() => {
   }
 })();
 
-/** Runs `fn` on a short-lived admin connection to `postgresUrl`. */
-export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 5_000 });
+/** Runs `fn` on a short-lived admin connection to `serverUrl` (default `postgresUrl`). */
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>, serverUrl = postgresUrl): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined); // a dropped admin connection surfaces through the query
   await client.connect();
   try {
@@ -129,7 +132,7 @@ let serverVersion = '';
 export const postgresDriver: BenchDriver = {
   name: 'postgres',
   get description() {
-    return `PostgreSQL${serverVersion && ` ${serverVersion}`} at ${shownUrl}, a schema per workload (pg pool of 10, LISTEN/NOTIFY)`;
+    return `PostgreSQL${serverVersion && ` ${serverVersion}`} at ${shownUrl}, a schema per workload (default pool of 1 connection, LISTEN/NOTIFY)`;
   },
   wakeUps: "another process's commits are noticed by LISTEN/NOTIFY (triggers notify at commit; watchInterval unused), polling as the safety net",
   targets: {
@@ -150,11 +153,76 @@ export const postgresDriver: BenchDriver = {
   async createDatabase(_label) {
     const schema = `bench_${randomBytes(6).toString('hex')}`;
     trackSchema(schema);
-    const url = new URL(postgresUrl);
-    url.searchParams.set('schema', schema);
-    return { url: url.toString(), drop: () => dropSchema(schema) };
+    return { url: schemaUrl(postgresUrl, schema), drop: () => dropSchema(schema) };
   },
 };
+
+/** `serverUrl` with `?schema=` set: a Baton database URL for that schema. */
+export function schemaUrl(serverUrl: string, schema: string): string {
+  const url = new URL(serverUrl);
+  url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
+/** Sizes and row counts of a Baton database's jobs table, as one bench figure set keeps them. */
+export interface JobTableStorage {
+  /** Bytes of the jobs table's heap (PostgreSQL) or of its B-tree (SQLite). */
+  tableBytes: number;
+  /** Bytes of each index of the jobs table, by name. */
+  indexBytes: Record<string, number>;
+  /** Bytes of the whole database: the schema's relations (PostgreSQL), the file (SQLite). */
+  totalBytes: number;
+  /** Dead row versions (`pg_stat_user_tables.n_dead_tup`); null on SQLite, which has none. */
+  deadRows: number | null;
+}
+
+/**
+ * Reads the jobs table's size, its indexes' sizes and its dead rows in the database at
+ * `url` (a Baton URL: `sqlite:<file>`, or `postgres://…?schema=…`), on a connection of
+ * its own. PostgreSQL's dead rows are the statistics collector's (as the worker's table
+ * vacuum sees them).
+ */
+export async function jobTableStorage(url: string): Promise<JobTableStorage> {
+  if (url.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+    try {
+      const rows = db.prepare(`SELECT d.name, m.type, sum(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema m ON m.name = d.name WHERE m.tbl_name = 'jobs' GROUP BY d.name`).all() as Array<{ name: string; type: string; bytes: number }>;
+      const total = db.prepare('SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()').get() as { bytes: number };
+      return {
+        tableBytes: rows.find((r) => r.type === 'table')?.bytes ?? 0,
+        indexBytes: Object.fromEntries(rows.filter((r) => r.type === 'index').map((r) => [r.name, r.bytes])),
+        totalBytes: total.bytes,
+        deadRows: null,
+      };
+    } finally {
+      db.close();
+    }
+  }
+  const server = new URL(url);
+  const schema = server.searchParams.get('schema') ?? 'baton';
+  server.search = '';
+  return withAdmin(async (client) => {
+    const table = `"${schema}".jobs`;
+    const { rows } = await client.query<{ table_bytes: string; dead: string | null; total: string }>(
+      `SELECT pg_relation_size($1::regclass) AS table_bytes,
+         (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = $1::regclass) AS dead,
+         (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r') AS total`,
+      [table, schema],
+    );
+    const indexes = await client.query<{ name: string; bytes: string }>(
+      `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes FROM pg_index WHERE indrelid = $1::regclass`,
+      [table],
+    );
+    const row = rows[0]!;
+    return {
+      tableBytes: Number(row.table_bytes),
+      indexBytes: Object.fromEntries(indexes.rows.map((r) => [r.name.replace(/^.*\./, ''), Number(r.bytes)])),
+      totalBytes: Number(row.total),
+      deadRows: row.dead === null ? null : Number(row.dead),
+    };
+  }, server.toString());
+}
 
 /** Drivers by `--driver` name (`all` runs every one of them). */
 export const drivers: Record<string, BenchDriver> = {

@@ -48,6 +48,9 @@ export interface BenchSizes {
   /** Many running: jobs one worker holds at once, and the heartbeat interval (ms) the store calls are counted over 4 of. */
   manyRunning: number;
   manyRunningHeartbeatMs: number;
+  /** History (opt-in): rounds, and jobs enqueued then drained per round. */
+  historyRounds: number;
+  historyJobs: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -65,6 +68,8 @@ export const FULL_SIZES: BenchSizes = {
   backlogDrain: 20_000,
   manyRunning: 2_000,
   manyRunningHeartbeatMs: 1_000,
+  historyRounds: Number(process.env.BATON_BENCH_HISTORY_ROUNDS) || 50,
+  historyJobs: 100_000,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -83,6 +88,8 @@ export const TINY_SIZES: BenchSizes = {
   backlogDrain: 200,
   manyRunning: 50,
   manyRunningHeartbeatMs: 250,
+  historyRounds: 2,
+  historyJobs: 300,
 };
 
 /** What a workload gets from the runner. */

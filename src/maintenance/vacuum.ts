@@ -56,11 +56,18 @@ const warned = new WeakSet<Store>();
  * Every {@link VACUUM_CHECK_INTERVAL_MS} it reads `jobTableStats` (one read of the
  * server's statistics) and, once dead rows pass {@link VACUUM_DEAD_ROWS} +
  * {@link VACUUM_DEAD_FRACTION} × live rows, runs `jobTableVacuum` (`VACUUM
- * (SKIP_LOCKED)`): dead rows leave the table and the claim index, so claims keep
- * reading only live entries however much history accumulates.
+ * (SKIP_LOCKED, ANALYZE)` on a connection of its own, so the pool's connections keep
+ * serving claims and completions during the pass): dead rows leave the table and the
+ * claim index, so claims keep reading only live entries however much history
+ * accumulates, and the planner keeps statistics where autovacuum would not gather them.
+ * The threshold counts dead rows from what the last vacuum left ("floor"): rows that
+ * a transaction older than them may still see (another session's long transaction)
+ * no vacuum can remove until it ends, and without the floor every check would run a
+ * pass, reading every index, to no effect.
  * ```
- * every 5 s: stats ──dead < threshold──► nothing
- *                  └─dead ≥ threshold──► VACUUM (SKIP_LOCKED) ──► 'jobs:vacuumed'
+ * every 5 s: stats ──dead − floor < threshold──► nothing
+ *                  └─dead − floor ≥ threshold──► VACUUM (SKIP_LOCKED, ANALYZE) ──► 'jobs:vacuumed'
+ *                                                 floor = dead rows it left
  * ```
  * Every worker runs one. No lease is needed: SKIP_LOCKED makes a vacuum that finds
  * another one running (another process's, or autovacuum's) return at once, so the
@@ -75,6 +82,12 @@ export class TableVacuum {
   readonly #deps: TableVacuumDeps;
   readonly #loop: Loop;
   readonly #minDeadRows: number;
+  /**
+   * Dead rows the last vacuum left (rows a transaction older than them may still
+   * see, which no vacuum can remove until it ends); the threshold counts new dead
+   * rows from there, so a long transaction elsewhere does not make every check vacuum.
+   */
+  #floor = 0;
 
   constructor(deps: TableVacuumDeps) {
     this.#deps = deps;
@@ -113,10 +126,12 @@ export class TableVacuum {
           `Baton vacuums the table itself past ${this.#minDeadRows.toLocaleString('en-US')} dead rows + 2% of live rows, which keeps claims fast; turn autovacuum on to keep the rest of the database clean too`,
       );
     }
-    if (stats.deadRows === 0 || stats.deadRows < this.#minDeadRows + VACUUM_DEAD_FRACTION * (stats.liveRows ?? 0)) return { stats, vacuumed: false };
+    this.#floor = Math.min(this.#floor, stats.deadRows);
+    if (stats.deadRows === 0 || stats.deadRows - this.#floor < this.#minDeadRows + VACUUM_DEAD_FRACTION * (stats.liveRows ?? 0)) return { stats, vacuumed: false };
     const started = performance.now();
     await store.jobTableVacuum();
     const durationMs = performance.now() - started;
+    this.#floor = (await store.jobTableStats()).deadRows;
     logger.info({ deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs: Math.round(durationMs) }, 'vacuumed the jobs table');
     events.emit('jobs:vacuumed', { deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs });
     return { stats, vacuumed: true };

@@ -387,10 +387,11 @@ export interface Store {
   jobTableStats(params?: Record<string, never>): Promise<JobTableStats>;
 
   /**
-   * Cleans the jobs table now. PostgreSQL: `VACUUM (SKIP_LOCKED)` of the jobs table,
-   * which removes dead rows from the table and its indexes without blocking reads or
-   * writes, and returns at once (doing nothing) while another vacuum of the table runs
-   * (autovacuum's, or another process's): two never queue behind each other. It needs
+   * Cleans the jobs table now. PostgreSQL: `VACUUM (SKIP_LOCKED, ANALYZE)` of the jobs
+   * table, which removes dead rows from the table and its indexes without blocking reads
+   * or writes and refreshes the planner's statistics, and returns at once (doing nothing) while another vacuum of the table runs
+   * (autovacuum's, or another process's): two never queue behind each other. It runs on
+   * a connection of its own, not the pool's (a pass can take seconds). It needs
    * the table's owner (or a superuser); for another role PostgreSQL skips it with a
    * warning. SQLite: hands the file's free pages back to the file system
    * (`PRAGMA incremental_vacuum`; files Baton creates use incremental auto-vacuum).

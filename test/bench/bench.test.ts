@@ -4,6 +4,9 @@
  * its table with a row for every workload and no FAILED cell.
  *
  * - `npm run bench -- --tiny --driver <this project's driver>` (Baton's own bench).
+ * - `npm run bench -- --tiny --only history --driver <driver>` (the opt-in history
+ *   workload: 2 rounds of 300 jobs; on PostgreSQL also on a throwaway stock cluster
+ *   when pg_createcluster is installed, else a note says it was not run).
  * - `bench/compare/run.ts --tiny --reps 1 --only W1,W2,W3,W4` (Baton on both drivers
  *   beside graphile-worker, pg-boss and BullMQ), in the postgres project only: it
  *   runs every system whatever the project, so once is enough, and it needs
@@ -113,6 +116,20 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
       expect(r.stdout, explain(r)).not.toContain('FAILED');
     },
     180_000,
+  );
+
+  it(
+    `npm run bench -- --tiny --only history --driver ${driver} exits 0 and prints the history rows`,
+    async () => {
+      const r = await run('npm', ['run', '--silent', 'bench', '--', '--tiny', '--only', 'history', '--driver', driver], 120_000);
+      expect(r.code, explain(r)).toBe(0);
+      const rows = tableRows(r.stdout);
+      const label = driver === 'postgres' ? 'server as it is' : 'sqlite';
+      expect(rows.some((row) => row.startsWith('| 9. history ') && row.includes(`${label}: slowest of 2 rounds`)), explain(r)).toBe(true);
+      expect(rows.some((row) => row.startsWith('| 9. history ') && row.includes(`${label}: sizes after`)), explain(r)).toBe(true);
+      expect(r.stdout, explain(r)).not.toContain('FAILED');
+    },
+    150_000,
   );
 
   // Runs every system whichever the project: once is enough, in the project that has PostgreSQL.

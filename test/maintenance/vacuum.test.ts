@@ -12,6 +12,7 @@ import { defineTask } from 'baton-jobs';
 import { TableVacuum, type TableVacuumEvents } from '../../src/maintenance/vacuum.js';
 import { TypedEmitter } from '../../src/observe/events.js';
 import { churn, CHURN, statsUntil } from '../conformance/table-health.js';
+import type { Store } from '../../src/store/store.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
 
@@ -77,5 +78,29 @@ describe('table vacuum', () => {
     expect(seen[0]!.durationMs).toBeGreaterThan(0);
     expect((await statsUntil(baton.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
     expect(errors).toEqual([]);
+  });
+
+  it('dead rows a vacuum could not remove (an older transaction still sees them) do not make every check vacuum again', async () => {
+    // A store whose vacuum removes nothing, as when another session's old snapshot holds the rows.
+    let stats = { liveRows: 1_000, deadRows: 0, autovacuum: false };
+    let vacuums = 0;
+    const store = { jobTableStats: async () => ({ ...stats }), jobTableVacuum: async () => void vacuums++ } as unknown as Store;
+    const { logger } = capture();
+    const vacuum = new TableVacuum({ store, logger, events: new TypedEmitter<TableVacuumEvents>(), minDeadRows: 100, onError: (_loop, error) => expect.fail(String(error)) });
+    stats.deadRows = 150;
+    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    // Still 150 dead rows after it: the next checks leave them be.
+    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    stats.deadRows = 200;
+    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    // A threshold's worth of new dead rows (100 + 2% of 1,000) past what the last vacuum left: vacuums again.
+    stats.deadRows = 150 + 120;
+    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    // Once something else cleaned the table, the threshold counts from the new low.
+    stats = { ...stats, deadRows: 10 };
+    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    stats.deadRows = 10 + 120;
+    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    expect(vacuums).toBe(3);
   });
 });

@@ -118,7 +118,7 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     await closeAll(a);
   });
 
-  it('the table vacuum reads the statistics and runs VACUUM (SKIP_LOCKED) through the bouncer: no transaction block, no session state', async () => {
+  it('the table vacuum reads the statistics through the bouncer and runs VACUUM (SKIP_LOCKED) on a connection of its own to the direct URL, not through the few server connections of the bouncer', async () => {
     const { open } = await throughBouncer();
     const a = await open();
     await churn(a.store);

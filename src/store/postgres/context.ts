@@ -19,6 +19,13 @@ export interface PgContext {
   query<R extends pg.QueryResultRow>(name: string | null, text: string, values?: unknown[]): Promise<R[]>;
   /** Runs `fn` on one pool connection inside BEGIN … COMMIT (ROLLBACK when it throws). */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` on a connection of its own, outside the pool, closed after: to the direct
+   * URL when the store has one (through PgBouncer a long statement would hold one of its
+   * few server connections as long), else to the pool's URL. For a statement that may
+   * take seconds (VACUUM) and must not take a pool connection from the hot path.
+   */
+  ownConnection<T>(fn: (client: pg.ClientBase) => Promise<T>): Promise<T>;
 }
 
 /** A ms-since-the-epoch value as a parameter of a timestamptz column. */

@@ -127,6 +127,13 @@ export class PostgresStore extends DriverStore<PgContext> {
       application_name: 'baton',
       ...readOnly,
     });
+    const onError = options.onError ?? (() => undefined);
+    /** Where {@link PgContext.ownConnection} connects: the direct URL, else the pool's. */
+    const ownUrl = options.directUrl ?? connectionString;
+    /** The URLs as messages name them (no user, password or parameters). */
+    const directLabel = options.directUrl ? `direct database URL ${urlForMessages(options.directUrl)}` : undefined;
+    const databaseLabel = `database URL ${urlForMessages(connectionString)}`;
+    const ownLabel = directLabel ?? databaseLabel;
     const named = !options.pgbouncer;
     const channel = channelPrefix(schema);
     const texts = new Map<string, { text: string; name: string | undefined }>();
@@ -153,6 +160,7 @@ export class PostgresStore extends DriverStore<PgContext> {
           }
         },
         transaction: (fn) => pooledTransaction(pool, fn),
+        ownConnection: (fn) => withConnection(ownUrl, { op: 'ownConnection', label: ownLabel, onError }, fn),
       },
       operations,
     );
@@ -161,13 +169,11 @@ export class PostgresStore extends DriverStore<PgContext> {
     this.#fill = (text) => statement(null, text).text;
     this.#pool = pool;
     this.#listenUrl = options.directUrl ?? connectionString;
-    const directLabel = options.directUrl ? `direct database URL ${urlForMessages(options.directUrl)}` : undefined;
-    const databaseLabel = `database URL ${urlForMessages(connectionString)}`;
-    this.#listenLabel = directLabel ?? databaseLabel;
+    this.#listenLabel = ownLabel;
     this.#poolLabel = options.pgbouncer && options.readOnly ? directLabel! : databaseLabel;
     this.#directUrl = options.directUrl;
     this.#migrations = options.migrations ?? postgresMigrations;
-    this.#onError = options.onError ?? (() => undefined);
+    this.#onError = onError;
     this.#clock = new ServerClock(options.hostClock ?? systemClock);
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
@@ -241,19 +247,8 @@ export class PostgresStore extends DriverStore<PgContext> {
    */
   async #directTransaction<T>(fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
     if (this.#directUrl === undefined) return pooledTransaction(this.#pool, fn);
-    const client = new pg.Client({ connectionString: this.#directUrl, application_name: 'baton' });
-    client.on('error', (error) => this.#onError(error, 'direct'));
-    try {
-      await client.connect();
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      throw new StoreError('migrate', error, `cannot connect to the direct database URL ${urlForMessages(this.#directUrl)} (migrations and LISTEN use it): ${describeError(error)}`);
-    }
-    try {
-      return await transaction(client, fn);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    const label = `direct database URL ${urlForMessages(this.#directUrl)} (migrations and LISTEN use it)`;
+    return withConnection(this.#directUrl, { op: 'migrate', label, onError: this.#onError }, (client) => transaction(client, fn));
   }
 
   /**
@@ -307,6 +302,32 @@ async function pooledTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
     return await transaction(client, fn);
   } finally {
     client.release();
+  }
+}
+
+/**
+ * Runs `fn` on a client of its own connected to `url`, then closes it (its errors
+ * while open go to `onError`).
+ * @param how.label - the URL as the connect error names it ("direct database URL postgres://host:port/db …")
+ * @throws StoreError (`how.op`) "cannot connect to the <label>: <cause>" when it cannot connect; what `fn` throws
+ */
+async function withConnection<T>(
+  url: string,
+  how: { op: string; label: string; onError: (error: unknown, where: string) => void },
+  fn: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: 'baton' });
+  client.on('error', (error) => how.onError(error, 'direct'));
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw new StoreError(how.op, error, `cannot connect to the ${how.label}: ${describeError(error)}`);
+  }
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -1,0 +1,137 @@
+import { loadavg } from 'node:os';
+import { spawnFixture } from '../lib/child.js';
+import { jobTableStorage, schemaUrl, withAdmin, type JobTableStorage } from '../lib/drivers.js';
+import { enqueueInBatches, openClient } from '../lib/seed.js';
+import { perSecond, round } from '../lib/stats.js';
+import { createStockCluster } from '../lib/stock-cluster.js';
+import type { Figure, Workload, WorkloadContext } from '../lib/workload.js';
+
+/** One round: `jobs` enqueued (untimed), then drained by a fresh worker process. */
+interface Round {
+  round: number;
+  /** Finished rows in the table when the round started. */
+  historyBefore: number;
+  jobsPerSecond: number;
+  /** jobsPerSecond / round 1's. */
+  ratio: number;
+  /** Mean ms of the worker's claim and completion store calls. */
+  claimMeanMs: number;
+  completeMeanMs: number;
+  /** The worker's own VACUUMs during the round (`jobs:vacuumed`): the dead rows that triggered each, and its ms. */
+  vacuums: Array<{ deadRows: number; ms: number }>;
+  vacuumMs: number;
+  /** The 1-minute load average at the round's end (the machine is shared: a busy round is slower). */
+  load: number;
+  /** After the round (the worker gone). */
+  storage: JobTableStorage;
+}
+
+const MB = (bytes: number) => round(bytes / 1e6, 1);
+const meanMs = (ops: Record<string, { count: number; totalMs: number }>, op: string) => (ops[op] ? ops[op].totalMs / ops[op].count : 0);
+
+/**
+ * Runs the rounds on the database at `url`: each enqueues `historyJobs` no-op jobs in
+ * batches of 1,000 (not timed), then starts a fresh worker child (concurrency 50,
+ * every other option at its default: retention, pruner, table vacuum) and waits for
+ * its `drained` report (ms from just before `worker.start()` to the last completion).
+ */
+async function runRounds(ctx: WorkloadContext, label: string, url: string): Promise<Round[]> {
+  const { historyRounds: rounds, historyJobs: jobs } = ctx.sizes;
+  const client = await openClient(url);
+  const done: Round[] = [];
+  try {
+    for (let n = 1; n <= rounds; n++) {
+      await enqueueInBatches(client, 'noop', jobs, 1_000);
+      const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: 50 }, expect: jobs }, { name: `history ${label} round ${n} worker` });
+      const drained = await worker.waitForType('drained', undefined, Math.max(180_000, jobs * 5));
+      await worker.close();
+      const ops = drained.storeOps as Record<string, { count: number; totalMs: number }>;
+      const vacuums = worker.all('vacuumed');
+      const jobsPerSecond = perSecond(jobs, drained.ms as number);
+      const r: Round = {
+        round: n,
+        historyBefore: (n - 1) * jobs,
+        jobsPerSecond,
+        ratio: jobsPerSecond / (done[0]?.jobsPerSecond ?? jobsPerSecond),
+        claimMeanMs: meanMs(ops, 'jobClaim'),
+        completeMeanMs: meanMs(ops, 'jobCompleteMany'),
+        vacuums: vacuums.map((v) => ({ deadRows: v.deadRows as number, ms: round(v.durationMs as number, 0) })),
+        vacuumMs: vacuums.reduce((sum, v) => sum + (v.durationMs as number), 0),
+        load: round(loadavg()[0]!, 1),
+        storage: await jobTableStorage(url),
+      };
+      done.push(r);
+      const dead = r.storage.deadRows === null ? '' : `, ${r.storage.deadRows.toLocaleString('en')} dead rows`;
+      ctx.log(
+        `history ${label} round ${n}/${rounds}: ${Math.round(jobsPerSecond)} jobs/s (${round(100 * r.ratio, 0)}% of round 1), claim ${round(r.claimMeanMs, 2)} ms, ` +
+          `${r.vacuums.length} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB; load ${r.load}`,
+      );
+    }
+  } finally {
+    await client.close();
+  }
+  return done;
+}
+
+/** The figures of one run of rounds: the worst round's ratio (the target), round 1, and the sizes at the end. */
+function historyFigures(ctx: WorkloadContext, label: string, rounds: Round[]): Figure[] {
+  const worst = rounds.reduce((a, b) => (b.ratio < a.ratio ? b : a));
+  const last = rounds[rounds.length - 1]!;
+  const jobs = rounds.length * ctx.sizes.historyJobs;
+  const indexes = Object.entries(last.storage.indexBytes).map(([name, bytes]) => `${name} ${MB(bytes)}`);
+  return [
+    {
+      workload: '9. history',
+      name: `${label}: slowest of ${rounds.length} rounds × ${ctx.sizes.historyJobs.toLocaleString('en')} jobs, vs round 1`,
+      value: 100 * worst.ratio,
+      unit: '%',
+      text: `${round(100 * worst.ratio, 0)}% (round ${worst.round}: ${Math.round(worst.jobsPerSecond)} vs ${Math.round(rounds[0]!.jobsPerSecond)} jobs/s)`,
+      target: ctx.driver.targets.historyWorstRound,
+      detail: { rounds },
+    },
+    {
+      workload: '9. history',
+      name: `${label}: sizes after ${jobs.toLocaleString('en')} jobs (MB)`,
+      value: MB(last.storage.totalBytes),
+      unit: 'MB',
+      text: `all ${MB(last.storage.totalBytes)}, jobs table ${MB(last.storage.tableBytes)}; ${indexes.join(', ')}${last.storage.deadRows === null ? '' : `; ${last.storage.deadRows.toLocaleString('en')} dead rows`}`,
+      detail: { ...last.storage },
+    },
+  ];
+}
+
+/**
+ * Workload 7 (opt-in, ~10 min a run at full size): rounds of 100,000 no-op jobs
+ * (`BATON_BENCH_HISTORY_ROUNDS`, default 50) drained one after another on one
+ * database, so finished history grows by 100,000 rows a round while the default
+ * retention (1 day) removes none of it: the hot path must not slow down with history.
+ * Reports the slowest round as a share of round 1 (target ≥ 90%) and the table's and
+ * indexes' sizes at the end; every round's rate, claim time, vacuums, dead rows and
+ * sizes go to the results file. On PostgreSQL it runs twice: on the server as it is
+ * (here autovacuum is off) and on a throwaway cluster with stock settings
+ * (autovacuum on), created and dropped by the workload.
+ */
+export const history: Workload = {
+  name: 'history',
+  title: 'drain rate per round as finished history grows (default retention)',
+  optIn: true,
+  async run(ctx) {
+    const figures: Figure[] = [];
+    const settings = [
+      `history: per round ${ctx.sizes.historyJobs.toLocaleString('en')} no-op jobs enqueued in batches of 1,000 (not timed), then drained by a fresh worker process at concurrency 50 with default options (retention, pruner, table vacuum); per-round figures in the results file`,
+    ];
+    const url = await ctx.database('history');
+    const label = ctx.driver.name === 'postgres' ? 'server as it is' : 'sqlite';
+    figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url)));
+    if (ctx.driver.name === 'postgres') {
+      const autovacuum = await withAdmin(async (c) => (await c.query<{ on: string }>(`SELECT current_setting('autovacuum') AS on`)).rows[0]!.on);
+      settings.push(`history "server as it is": autovacuum = ${autovacuum}; "stock cluster": a throwaway cluster with the server's default settings (autovacuum on)`);
+      const stock = await createStockCluster().catch((error: Error) => void settings.push(`history on a stock cluster: not run (${error.message.split('\n')[0]})`));
+      if (stock) {
+        ctx.onCleanup(stock.drop);
+        figures.push(...historyFigures(ctx, 'stock cluster', await runRounds(ctx, 'stock cluster', schemaUrl(stock.url, 'bench_history'))));
+      }
+    }
+    return { figures, settings };
+  },
+};
