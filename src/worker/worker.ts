@@ -71,7 +71,10 @@ export class Worker {
     this.options = resolveWorkerOptions(options);
     this.id = this.options.workerId;
     this.#deps = deps;
-    const logger = (options.logger ?? deps.logger).child({ component: 'worker', workerId: this.id });
+    // Sub-loggers bind their own component on `base`, not on `logger`: pino writes a child's
+    // bindings after its parent's, and a second "component" key would make a duplicate JSON key.
+    const base = (options.logger ?? deps.logger).child({ workerId: this.id });
+    const logger = base.child({ component: 'worker' });
     const clock = options.clock ?? deps.clock;
     this.#events = new TypedEmitter<WorkerEvents>(() => logger);
     const o = this.options;
@@ -90,7 +93,7 @@ export class Worker {
         completer: new Completer(deps.store, clock, logger),
         clock,
         // Runs bind `component: 'job'` themselves; one component key per line.
-        logger: (options.logger ?? deps.logger).child({ workerId: this.id }),
+        logger: base,
         events: this.#events,
         workerId: this.id,
         payloadLimit: deps.payloadLimit,
@@ -140,8 +143,8 @@ export class Worker {
     this.#events.on('schedule:enqueued', () => this.#wake());
     this.#pruner = o.retention === false
       ? undefined
-      : new Pruner({ store: deps.store, clock, logger: logger.child({ component: 'pruner' }), events: this.#events, options: o.retention, tasks: o.tasks });
-    this.#vacuum = new TableVacuum({ store: deps.store, logger: logger.child({ component: 'vacuum' }), events: this.#events, onError });
+      : new Pruner({ store: deps.store, clock, logger: base.child({ component: 'pruner' }), events: this.#events, options: o.retention, tasks: o.tasks });
+    this.#vacuum = new TableVacuum({ store: deps.store, logger: base.child({ component: 'vacuum' }), events: this.#events, onError });
     this.#services = [...o.services, ...(this.#pruner ? [this.#pruner.service()] : [])].map((service) => {
       let failures = 0;
       return new ServiceRunner(service, {

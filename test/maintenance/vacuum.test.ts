@@ -20,9 +20,10 @@ const noop = defineTask('t', { handler: async () => null });
 
 /** A logger whose lines land in `logs`. */
 function capture() {
-  const logs: Array<{ level: number; msg: string }> = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as (typeof logs)[number]) });
-  return { logs, logger };
+  const logs: Array<{ level: number; msg: string; component?: string }> = [];
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void (lines.push(line), logs.push(JSON.parse(line) as (typeof logs)[number])) });
+  return { logs, lines, logger };
 }
 
 const AUTOVACUUM_OFF = /autovacuum is off for the jobs table/;
@@ -30,7 +31,7 @@ const AUTOVACUUM_OFF = /autovacuum is off for the jobs table/;
 describe('table vacuum', () => {
   it('where autovacuum is off for the jobs table, a store warns once, however many workers check; SQLite never warns', async () => {
     const db = tempDatabase();
-    const { logs, logger } = capture();
+    const { logs, lines, logger } = capture();
     const baton = await openBaton({ database: db.url, logger });
     if (db.driver === 'postgres') await rawQuery(db, 'ALTER TABLE jobs SET (autovacuum_enabled = off)');
     const workers = [baton.worker({ tasks: [noop], retention: false }), baton.worker({ tasks: [noop], retention: false })];
@@ -42,6 +43,9 @@ describe('table vacuum', () => {
     }
     const warnings = logs.filter((l) => AUTOVACUUM_OFF.test(l.msg));
     expect(warnings.map((l) => l.level)).toEqual(db.driver === 'sqlite' ? [] : [40]);
+    if (db.driver === 'postgres') expect(warnings[0]!.component).toBe('vacuum');
+    // One "component" per line: a sub-logger's binding must not repeat its parent's key (JSON with a duplicate key).
+    expect(lines.filter((line) => line.split('"component":').length > 2)).toEqual([]);
     if (db.driver === 'postgres') {
       // The table's own setting is what turned it off: reset, the server's setting decides.
       await rawQuery(db, 'ALTER TABLE jobs RESET (autovacuum_enabled)');
