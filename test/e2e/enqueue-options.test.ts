@@ -43,7 +43,7 @@ describe('baton enqueue: options checked by the client', () => {
     const db = tempDatabase();
     const cases: Array<[string, string[], RegExp]> = [
       ['--delay', ['--delay', '9007199254740991'], /^baton: invalid enqueue options: --delay: .*9999-12-31T23:59:59\.999Z/],
-      ['--run-at', ['--run-at', '1969-12-31T23:59:59Z'], /^baton: invalid enqueue options: --run-at: .*1970-01-01/],
+      ['--run-at', ['--run-at', '1969-12-31T23:59:59Z'], /^baton: option '--run-at <iso>' argument '1969-12-31T23:59:59Z' is invalid\. 1969-12-31T23:59:59Z is outside the times Baton stores, 1970-01-01T00:00:00\.000Z\.\.9999/],
       ['--run-at', ['--run-at', '2024-02-30'], /^baton: .*--run-at.*2024-02-30/],
       ['--run-at', ['--run-at', '2023-02-29T10:00:00Z'], /^baton: .*--run-at.*2023-02-29/],
       ['--run-at', ['--run-at', '2024-06-31T10:00:00Z'], /^baton: .*--run-at.*2024-06-31/],
