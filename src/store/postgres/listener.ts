@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError, StoreError, describeError } from '../../errors.js';
+import { PGBOUNCER_SETUP } from './url.js';
 
 /** Reconnect delays in ms: doubling from 100 ms up to 5 s. */
 const RECONNECT_MIN_MS = 100;
@@ -129,8 +130,8 @@ export class PgListener {
         this.#options.onError(
           new ConfigError(
             `the ${this.#options.label} does not deliver notifications: LISTEN succeeded but a NOTIFY sent from the pool did not arrive within ${PROBE_TIMEOUT_MS} ms. ` +
-              'It must reach PostgreSQL itself, not a pooler in transaction mode (PgBouncer): with PgBouncer, add pgbouncer=true to the database URL and give a direct URL ' +
-              '(directDatabase, BATON_DIRECT_DATABASE_URL). Until then workers notice new jobs and cancels only by polling.',
+              `It must reach PostgreSQL itself, not a pooler in transaction mode (PgBouncer): with PgBouncer, ${PGBOUNCER_SETUP}. ` +
+              'Until then workers notice new jobs and cancels only by polling.',
           ),
           'listen',
         );

@@ -18,7 +18,7 @@ import * as tableHealth from './table-health.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import { ServerClock } from './server-clock.js';
-import { urlForMessages } from './url.js';
+import { PGBOUNCER_SETUP, urlForMessages } from './url.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
 
@@ -357,6 +357,6 @@ function pooledStatementHint(label: string, error: unknown): unknown {
   return new StoreError(
     label,
     error,
-    `${describeError(error)}: the database URL seems to reach PostgreSQL through a pooler in transaction mode (PgBouncer), where prepared statements do not survive; add pgbouncer=true to the database URL and give a direct URL (directDatabase, BATON_DIRECT_DATABASE_URL)`,
+    `${describeError(error)}: the database URL seems to reach PostgreSQL through a pooler in transaction mode (PgBouncer), where prepared statements do not survive; ${PGBOUNCER_SETUP}`,
   );
 }

@@ -83,3 +83,6 @@ export function urlForMessages(connectionString: string): string {
     return 'postgres://…';
   }
 }
+
+/** What to do when a URL reaches PgBouncer in transaction mode, as the messages that detect it say it. */
+export const PGBOUNCER_SETUP = 'add pgbouncer=true to the database URL and give a direct URL (directDatabase, BATON_DIRECT_DATABASE_URL)';
