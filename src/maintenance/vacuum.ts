@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventSink } from '../observe/events.js';
-import type { JobTableStats, Store } from '../store/store.js';
+import type { JobTablePart, JobTableStats, Store } from '../store/store.js';
 import { Loop } from '../worker/loop.js';
 
 /** Time between two reads of the jobs table's statistics, ms. */
@@ -22,14 +22,18 @@ export const VACUUM_DEAD_FRACTION = 0.02;
 /** What the table vacuum reports; a worker running it emits these among its own (WorkerEvents). */
 export interface TableVacuumEvents {
   /**
-   * The jobs table was vacuumed (or found being vacuumed by another process or by
-   * autovacuum, which `VACUUM (SKIP_LOCKED)` does not wait for). `deadRows` and
-   * `liveRows` are the statistics that triggered it; `durationMs` the statement's time.
+   * The table of `part` of the jobs was vacuumed (or found being vacuumed by another
+   * process or by autovacuum, which `VACUUM (SKIP_LOCKED)` does not wait for).
+   * `deadRows` and `liveRows` are the statistics that triggered it; `durationMs` the
+   * statement's time.
    */
-  'jobs:vacuumed': { deadRows: number; liveRows: number | null; durationMs: number };
+  'jobs:vacuumed': { part: JobTablePart; deadRows: number; liveRows: number | null; durationMs: number };
 }
 
-/** What one check found and did. */
+/** The parts of the jobs a check looks at, in order. */
+const PARTS: readonly JobTablePart[] = ['live', 'finished'];
+
+/** What one check found and did, for one part of the jobs. */
 export interface VacuumReport {
   stats: JobTableStats;
   /** True when the check ran a vacuum. */
@@ -51,10 +55,11 @@ export interface TableVacuumDeps {
 const warned = new WeakSet<Store>();
 
 /**
- * Baton's own vacuum of its hot table, for a PostgreSQL server that does not clean
- * it in time (autovacuum off, as on some managed and test servers, or behind a burst).
- * Every {@link VACUUM_CHECK_INTERVAL_MS} it reads `jobTableStats` (one read of the
- * server's statistics) and, once dead rows pass {@link VACUUM_DEAD_ROWS} +
+ * Baton's own vacuum of its job tables, for a PostgreSQL server that does not clean
+ * them in time (autovacuum off, as on some managed and test servers, or behind a burst).
+ * Every {@link VACUUM_CHECK_INTERVAL_MS} it reads `jobTableStats` of each part of the
+ * jobs (`live`: the hot table; `finished`: the history retention deletes from; one read
+ * of the server's statistics each) and, for each, once dead rows pass {@link VACUUM_DEAD_ROWS} +
  * {@link VACUUM_DEAD_FRACTION} × live rows, runs `jobTableVacuum` (`VACUUM
  * (SKIP_LOCKED, ANALYZE)` on a connection of its own, so the pool's connections keep
  * serving claims and completions during the pass): dead rows leave the table and the
@@ -71,7 +76,10 @@ const warned = new WeakSet<Store>();
  * ```
  * Every worker runs one. No lease is needed: SKIP_LOCKED makes a vacuum that finds
  * another one running (another process's, or autovacuum's) return at once, so the
- * fleet never runs two and never waits. Where autovacuum is on, the table's own
+ * fleet never runs two and never waits. The two parts are separate tables on PostgreSQL
+ * (migration 10), each with its own floor: the hot table's frequent passes never read
+ * the history's large indexes, and the history is vacuumed only once retention has
+ * deleted enough of it. Where autovacuum is on, the table's own
  * settings (PostgreSQL migration 7) clean it far below this threshold and this loop
  * only reads statistics. The first check logs one warning per store when autovacuum
  * is off. On SQLite, which has no dead rows, it never vacuums.
@@ -87,7 +95,7 @@ export class TableVacuum {
    * see, which no vacuum can remove until it ends); the threshold counts new dead
    * rows from there, so a long transaction elsewhere does not make every check vacuum.
    */
-  #floor = 0;
+  readonly #floor: Record<JobTablePart, number> = { live: 0, finished: 0 };
 
   constructor(deps: TableVacuumDeps) {
     this.#deps = deps;
@@ -111,13 +119,20 @@ export class TableVacuum {
   }
 
   /**
-   * One check: reads the statistics, warns once when autovacuum is off, vacuums past
-   * the threshold.
+   * One check: reads the statistics of each part, warns once when autovacuum is off,
+   * vacuums each part past its threshold.
+   * @returns what it found and did, by part
    * @throws StoreError when the database cannot be reached (op "jobTableStats" or "jobTableVacuum")
    */
-  async runOnce(): Promise<VacuumReport> {
+  async runOnce(): Promise<Record<JobTablePart, VacuumReport>> {
+    const reports = {} as Record<JobTablePart, VacuumReport>;
+    for (const part of PARTS) reports[part] = await this.#check(part);
+    return reports;
+  }
+
+  async #check(part: JobTablePart): Promise<VacuumReport> {
     const { store, logger, events } = this.#deps;
-    const stats = await store.jobTableStats();
+    const stats = await store.jobTableStats({ part });
     if (!stats.autovacuum && !warned.has(store)) {
       warned.add(store);
       logger.warn(
@@ -126,14 +141,14 @@ export class TableVacuum {
           `Baton vacuums the table itself past ${this.#minDeadRows.toLocaleString('en-US')} dead rows + 2% of live rows, which keeps claims fast; turn autovacuum on to keep the rest of the database clean too`,
       );
     }
-    this.#floor = Math.min(this.#floor, stats.deadRows);
-    if (stats.deadRows === 0 || stats.deadRows - this.#floor < this.#minDeadRows + VACUUM_DEAD_FRACTION * (stats.liveRows ?? 0)) return { stats, vacuumed: false };
+    const floor = (this.#floor[part] = Math.min(this.#floor[part], stats.deadRows));
+    if (stats.deadRows === 0 || stats.deadRows - floor < this.#minDeadRows + VACUUM_DEAD_FRACTION * (stats.liveRows ?? 0)) return { stats, vacuumed: false };
     const started = performance.now();
-    await store.jobTableVacuum();
+    await store.jobTableVacuum({ part });
     const durationMs = performance.now() - started;
-    this.#floor = (await store.jobTableStats()).deadRows;
-    logger.info({ deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs: Math.round(durationMs) }, 'vacuumed the jobs table');
-    events.emit('jobs:vacuumed', { deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs });
+    this.#floor[part] = (await store.jobTableStats({ part })).deadRows;
+    logger.info({ part, deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs: Math.round(durationMs) }, `vacuumed the ${part} jobs' table`);
+    events.emit('jobs:vacuumed', { part, deadRows: stats.deadRows, liveRows: stats.liveRows, durationMs });
     return { stats, vacuumed: true };
   }
 }

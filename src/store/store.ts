@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTableStats } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -380,15 +380,16 @@ export interface Store {
   jobCancelMany(params: { ids: number[]; reason: string | null; now: number }): Promise<CancelManyReport>;
 
   /**
-   * Reads the jobs table's health (dead rows, live rows, whether the database
-   * vacuums it by itself): one cheap read of the server's statistics, no scan of the
-   * table. The table vacuum (src/maintenance/vacuum.ts) polls it.
+   * Reads the health of the table holding `part` of the jobs (dead rows, live rows,
+   * whether the database vacuums it by itself): one cheap read of the server's
+   * statistics, no scan of the table. The table vacuum (src/maintenance/vacuum.ts) polls it.
+   * @param params.part - @defaultValue `'live'`
    */
-  jobTableStats(params?: Record<string, never>): Promise<JobTableStats>;
+  jobTableStats(params?: { part?: JobTablePart }): Promise<JobTableStats>;
 
   /**
-   * Cleans the jobs table now. PostgreSQL: `VACUUM (SKIP_LOCKED, ANALYZE)` of the jobs
-   * table, which removes dead rows from the table and its indexes without blocking reads
+   * Cleans the table holding `part` of the jobs (default `'live'`) now. PostgreSQL:
+   * `VACUUM (SKIP_LOCKED, ANALYZE)` of `jobs` or `jobs_finished`, which removes dead rows from the table and its indexes without blocking reads
    * or writes and refreshes the planner's statistics, and returns at once (doing nothing) while another vacuum of the table runs
    * (autovacuum's, or another process's): two never queue behind each other. It runs on
    * a connection of its own, not the pool's (a pass can take seconds). It needs
@@ -397,7 +398,7 @@ export interface Store {
    * (`PRAGMA incremental_vacuum`; files Baton creates use incremental auto-vacuum).
    * @throws StoreError when the database cannot be reached
    */
-  jobTableVacuum(params?: Record<string, never>): Promise<void>;
+  jobTableVacuum(params?: { part?: JobTablePart }): Promise<void>;
 
   /**
    * Watches for changes committed by other connections (other processes). Calls

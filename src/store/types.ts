@@ -211,6 +211,14 @@ export interface CancelManyReport {
 }
 
 /**
+ * Which of the jobs a table-health call is about: the `live` ones (queued, running:
+ * what claims, completions and leases work on) or the `finished` ones (completed,
+ * failed, cancelled: what retention deletes). On PostgreSQL each is a table of its
+ * own (`jobs`, `jobs_finished`, migration 10); on SQLite both are the one `jobs` table.
+ */
+export type JobTablePart = 'live' | 'finished';
+
+/**
  * The jobs table's health, as {@link Store.jobTableStats} reads it. PostgreSQL: the
  * server's cumulative statistics (pg_stat_user_tables), which each backend reports up
  * to ~1 s after its transaction ends, so the figures trail recent writes. SQLite

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { JobTableStats, Store } from '../../src/store/store.js';
+import type { JobTablePart, JobTableStats, Store } from '../../src/store/store.js';
 import { claim, newJob, T0, type Harness } from './harness.js';
 
 /** Jobs each churn test inserts, runs to completion and deletes. */
@@ -11,10 +11,10 @@ export const CHURN = 300;
  * backend reports its counts up to ~1 s after its transaction ends, and no event
  * says when, so this re-reads every 50 ms, up to 60 s.
  */
-export async function statsUntil(store: Store, ok: (stats: JobTableStats) => boolean): Promise<JobTableStats> {
+export async function statsUntil(store: Store, ok: (stats: JobTableStats) => boolean, part: JobTablePart = 'live'): Promise<JobTableStats> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const stats = await store.jobTableStats();
+    const stats = await store.jobTableStats({ part });
     if (ok(stats) || Date.now() > deadline) return stats;
     await sleep(50);
   }
@@ -66,6 +66,24 @@ export function tableHealthTests(h: Harness): void {
       // Vacuuming again (nothing to do) is harmless.
       await store.jobTableVacuum();
       expect(await store.jobList({ limit: 100 })).toHaveLength(2);
+    });
+
+    it('the finished part: retention\'s deletes leave their dead rows there (PostgreSQL: its own table), and its vacuum removes them; live jobs are untouched', async () => {
+      const { store } = await h.setup();
+      await churn(store);
+      const [queued] = await store.jobInsertMany({ jobs: [newJob({ task: 'live' })], now: T0 });
+      if (!mvcc) {
+        expect(await store.jobTableStats({ part: 'finished' })).toEqual({ liveRows: null, deadRows: 0, autovacuum: true });
+        await store.jobTableVacuum({ part: 'finished' });
+      } else {
+        // The CHURN deletes die in the finished table; the live one has the claims' and moves' dead rows.
+        expect((await statsUntil(store, (s) => s.deadRows >= CHURN, 'finished')).deadRows).toBeGreaterThanOrEqual(CHURN);
+        await store.jobTableVacuum({ part: 'finished' });
+        expect((await statsUntil(store, (s) => s.deadRows < CHURN, 'finished')).deadRows).toBeLessThan(CHURN);
+        // The live table was not vacuumed by it.
+        expect((await store.jobTableStats({ part: 'live' })).deadRows).toBeGreaterThanOrEqual(CHURN);
+      }
+      expect((await store.jobList({ limit: 10 })).map((j) => j.id)).toEqual([queued!.job.id]);
     });
 
     it('two stores vacuuming at once both return: neither waits for the other', async () => {

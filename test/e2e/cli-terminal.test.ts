@@ -24,7 +24,7 @@ async function hostileJob(db: ReturnType<typeof tempDatabase>): Promise<number> 
   await baton.close();
   const errors = JSON.stringify([{ attempt: 1, time: Date.UTC(2030, 0, 1), message: `boom${CLEAR}\r\nfake line${TITLE}`, stack: null }]);
   const progress = JSON.stringify({ current: 1, total: 2, message: `${CSI_C1}half${RLO}done` });
-  await rawQuery(db, `UPDATE jobs SET task = ?, queue = ?, key = ?, errors = ?, progress = ?, state = 'failed' WHERE id = ?`, [
+  await rawQuery(db, `UPDATE jobs SET task = ?, queue = ?, key = ?, errors = ?, progress = ? WHERE id = ?`, [
     `task${CLEAR}`,
     `q${TITLE}`,
     `key\rX${RLO}`,

@@ -38,7 +38,7 @@ describe('table vacuum', () => {
     for (const worker of workers) await worker.start();
     for (const worker of workers) {
       const report = await worker.loops.vacuum();
-      expect(report.stats.autovacuum).toBe(db.driver === 'sqlite');
+      expect(report.live.stats.autovacuum).toBe(db.driver === 'sqlite');
       await worker.loops.vacuum();
     }
     const warnings = logs.filter((l) => AUTOVACUUM_OFF.test(l.msg));
@@ -50,11 +50,11 @@ describe('table vacuum', () => {
       // The table's own setting is what turned it off: reset, the server's setting decides.
       await rawQuery(db, 'ALTER TABLE jobs RESET (autovacuum_enabled)');
       const [server] = await rawQuery<{ on: boolean }>(db, "SELECT current_setting('autovacuum')::boolean AND current_setting('track_counts')::boolean AS on");
-      expect((await workers[0]!.loops.vacuum()).stats.autovacuum).toBe(server!.on);
+      expect((await workers[0]!.loops.vacuum()).live.stats.autovacuum).toBe(server!.on);
     }
   });
 
-  it('past its threshold a check vacuums: the dead rows leave, one event; below it, a check only reads; SQLite has nothing to vacuum', async () => {
+  it('past its threshold a check vacuums each part of the jobs: the dead rows leave, one event per table; below it, a check only reads; SQLite has nothing to vacuum', async () => {
     const db = tempDatabase();
     const { logger } = capture();
     const baton = await openBaton({ database: db.url, logger });
@@ -66,19 +66,27 @@ describe('table vacuum', () => {
 
     await churn(baton.store);
     if (db.driver === 'sqlite') {
-      expect(await make(0).runOnce()).toEqual({ stats: { liveRows: null, deadRows: 0, autovacuum: true }, vacuumed: false });
+      const nothing = { stats: { liveRows: null, deadRows: 0, autovacuum: true }, vacuumed: false };
+      expect(await make(0).runOnce()).toEqual({ live: nothing, finished: nothing });
       expect(seen).toEqual([]);
       return;
     }
-    const before = await statsUntil(baton.store, (s) => s.deadRows >= CHURN);
-    expect(before.deadRows).toBeGreaterThanOrEqual(CHURN);
+    // The churn's claims and completions leave dead rows in the live jobs' table, its
+    // deletes (retention's) in the finished jobs' table (PostgreSQL migration 10).
+    const before = await statsUntil(baton.store, (s) => s.deadRows >= 2 * CHURN);
+    const finished = await statsUntil(baton.store, (s) => s.deadRows >= CHURN, 'finished');
+    expect(before.deadRows).toBeGreaterThanOrEqual(2 * CHURN);
+    expect(finished.deadRows).toBeGreaterThanOrEqual(CHURN);
     // Threshold above the dead rows: nothing happens.
-    expect(await make(before.deadRows + 1_000).runOnce()).toMatchObject({ vacuumed: false });
+    expect(await make(before.deadRows + 1_000).runOnce()).toMatchObject({ live: { vacuumed: false }, finished: { vacuumed: false } });
     expect(seen).toEqual([]);
-    // Threshold below: one vacuum, reported with the statistics that triggered it.
+    // Threshold below: one vacuum per table, reported with the statistics that triggered it.
     const report = await make(CHURN / 2).runOnce();
-    expect(report.vacuumed).toBe(true);
-    expect(seen).toEqual([expect.objectContaining({ deadRows: report.stats.deadRows, liveRows: report.stats.liveRows })]);
+    expect(report).toMatchObject({ live: { vacuumed: true }, finished: { vacuumed: true } });
+    expect(seen).toEqual([
+      expect.objectContaining({ part: 'live', deadRows: report.live.stats.deadRows, liveRows: report.live.stats.liveRows }),
+      expect.objectContaining({ part: 'finished', deadRows: report.finished.stats.deadRows, liveRows: report.finished.stats.liveRows }),
+    ]);
     expect(seen[0]!.durationMs).toBeGreaterThan(0);
     expect((await statsUntil(baton.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
     expect(errors).toEqual([]);
@@ -88,23 +96,27 @@ describe('table vacuum', () => {
     // A store whose vacuum removes nothing, as when another session's old snapshot holds the rows.
     let stats = { liveRows: 1_000, deadRows: 0, autovacuum: false };
     let vacuums = 0;
-    const store = { jobTableStats: async () => ({ ...stats }), jobTableVacuum: async () => void vacuums++ } as unknown as Store;
+    // Only the live part has dead rows here; the finished part never reaches a threshold.
+    const store = {
+      jobTableStats: async (p?: { part?: string }) => (p?.part === 'finished' ? { liveRows: 0, deadRows: 0, autovacuum: false } : { ...stats }),
+      jobTableVacuum: async (p?: { part?: string }) => void (p?.part === 'live' && vacuums++),
+    } as unknown as Store;
     const { logger } = capture();
     const vacuum = new TableVacuum({ store, logger, events: new TypedEmitter<TableVacuumEvents>(), minDeadRows: 100, onError: (_loop, error) => expect.fail(String(error)) });
     stats.deadRows = 150;
-    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(true);
     // Still 150 dead rows after it: the next checks leave them be.
-    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(false);
     stats.deadRows = 200;
-    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(false);
     // A threshold's worth of new dead rows (100 + 2% of 1,000) past what the last vacuum left: vacuums again.
     stats.deadRows = 150 + 120;
-    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(true);
     // Once something else cleaned the table, the threshold counts from the new low.
     stats = { ...stats, deadRows: 10 };
-    expect((await vacuum.runOnce()).vacuumed).toBe(false);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(false);
     stats.deadRows = 10 + 120;
-    expect((await vacuum.runOnce()).vacuumed).toBe(true);
+    expect((await vacuum.runOnce()).live.vacuumed).toBe(true);
     expect(vacuums).toBe(3);
   });
 });

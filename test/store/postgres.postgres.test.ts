@@ -147,9 +147,9 @@ describe('transactional enqueue ({ client }) inside the caller\'s transaction', 
     // Not visible outside the transaction: not to Baton's pool, not to a raw connection.
     await expect(baton.getJob(job.id)).rejects.toBeInstanceOf(NotFoundError);
     expect(await baton.listJobs()).toEqual([]);
-    expect(await rawQuery(db, 'SELECT id FROM jobs')).toEqual([]);
+    expect(await rawQuery(db, 'SELECT id FROM jobs_all')).toEqual([]);
     // Visible inside it.
-    expect((await client.query(`SELECT count(*)::int AS n FROM "${new URL(db.url).searchParams.get('schema')}".jobs`)).rows[0]).toEqual({ n: 3 });
+    expect((await client.query(`SELECT count(*)::int AS n FROM "${new URL(db.url).searchParams.get('schema')}".jobs_all`)).rows[0]).toEqual({ n: 3 });
 
     const completed = collectEvents(worker, 'job:completed', 3, (e) => ids.includes(e.job.id));
     await client.query('COMMIT');
@@ -174,7 +174,7 @@ describe('transactional enqueue ({ client }) inside the caller\'s transaction', 
     // The caller's transaction is not aborted: it can go on and commit.
     const ok = await baton.enqueue(kit.hash, { s: 'ab' }, { client });
     await client.query('COMMIT');
-    expect((await rawQuery<{ id: string }>(db, 'SELECT id FROM jobs')).map((r) => Number(r.id))).toEqual([ok.id]);
+    expect((await rawQuery<{ id: string }>(db, 'SELECT id FROM jobs_all')).map((r) => Number(r.id))).toEqual([ok.id]);
   });
 });
 
@@ -263,7 +263,7 @@ describe('C22 on PostgreSQL: payloads and results the database must keep exactly
       expect((error as ValidationError).message).toMatch(/NUL/);
     }
     expect(calls).toEqual([]);
-    expect(await rawQuery(db, 'SELECT id FROM jobs')).toEqual([]);
+    expect(await rawQuery(db, 'SELECT id FROM jobs_all')).toEqual([]);
   });
 
   it('a handler result with a NUL character fails the job with a clear, non-retryable error, not a driver error; the worker goes on', async () => {
@@ -300,10 +300,10 @@ describe('C22 on PostgreSQL: payloads and results the database must keep exactly
       expect(sha256(canonicalJson(job.payload)), label).toBe(expected);
     }
     // Stored as written: no numeric normalisation (0.30000000000000004 stays, 1e308 stays finite).
-    const [row] = await rawQuery<{ sum: string; max: string }>(db, "SELECT payload->>'sum' AS sum, payload->>'max' AS max FROM jobs WHERE payload->>'sum' IS NOT NULL");
+    const [row] = await rawQuery<{ sum: string; max: string }>(db, "SELECT payload->>'sum' AS sum, payload->>'max' AS max FROM jobs_all WHERE payload->>'sum' IS NOT NULL");
     expect(Number(row!.sum)).toBe(0.1 + 0.2);
     expect(Number(row!.max)).toBe(1e308);
-    const [stored] = await rawQuery<{ chars: number; bytes: number }>(db, "SELECT char_length(payload->>'s') AS chars, octet_length(payload->>'s') AS bytes FROM jobs WHERE payload->>'s' IS NOT NULL");
+    const [stored] = await rawQuery<{ chars: number; bytes: number }>(db, "SELECT char_length(payload->>'s') AS chars, octet_length(payload->>'s') AS bytes FROM jobs_all WHERE payload->>'s' IS NOT NULL");
     expect(stored).toEqual({ chars: [...big].length, bytes: Buffer.byteLength(big) });
   });
 });

@@ -1,7 +1,7 @@
 import type { Job } from '../../job/types.js';
-import { CLEAR_LEASE } from '../constants.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import { date, type PgContext } from './context.js';
+import { moveJobs, RETRIED } from './move.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on PostgreSQL; see
@@ -23,21 +23,28 @@ const filterValues = (f: JobBulkFilter) => [
 export async function jobDelete(ctx: PgContext, { id }: StoreParams<'jobDelete'>): Promise<{ state: Job['state']; deleted: boolean } | null> {
   // The DELETE re-checks the state of a row claimed meanwhile (it waits for the
   // claim's lock, then sees 'running'); the SELECT answers for a row it left alone.
+  // A job is in one of the two tables (migration 10); a finished one is never running.
   const rows = await ctx.query<{ state: Job['state']; deleted: boolean }>(null, `
-    WITH d AS (DELETE FROM :schema.jobs WHERE id = $1 AND state <> 'running' RETURNING state)
+    WITH d AS (
+      DELETE FROM :schema.jobs WHERE id = $1 AND state <> 'running' RETURNING state
+    ), f AS (
+      DELETE FROM :schema.jobs_finished WHERE id = $1 RETURNING state
+    )
     SELECT state, true AS deleted FROM d
+    UNION ALL
+    SELECT state, true FROM f
     UNION ALL
     SELECT state, false FROM :schema.jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM d)`, [id]);
   return rows[0] ?? null;
 }
 
 export async function jobCount(ctx: PgContext, filter: StoreParams<'jobCount'>): Promise<number> {
-  const rows = await ctx.query<{ n: string }>(null, `SELECT count(*) AS n FROM :schema.jobs WHERE ${FILTER}`, filterValues(filter));
+  const rows = await ctx.query<{ n: string }>(null, `SELECT count(*) AS n FROM :schema.jobs_all WHERE ${FILTER}`, filterValues(filter));
   return Number(rows[0]!.n);
 }
 
 export async function jobSelectIds(ctx: PgContext, { afterId, limit, ...filter }: StoreParams<'jobSelectIds'>): Promise<number[]> {
-  const rows = await ctx.query<{ id: string }>(null, `SELECT id FROM :schema.jobs WHERE ${FILTER} AND id > $6 ORDER BY id LIMIT $7`, [
+  const rows = await ctx.query<{ id: string }>(null, `SELECT id FROM :schema.jobs_all WHERE ${FILTER} AND id > $6 ORDER BY id LIMIT $7`, [
     ...filterValues(filter),
     afterId,
     limit,
@@ -51,18 +58,21 @@ export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jo
   // running job holds the key (the unique index jobs_key would refuse the batch).
   const rows = await ctx.query<{ id: string }>(null, `
     WITH batch AS (
-      SELECT id, key FROM :schema.jobs WHERE id = ANY($1::bigint[]) AND state IN ('failed','cancelled') ORDER BY id FOR UPDATE
+      SELECT id, key FROM :schema.jobs_finished WHERE id = ANY($1::bigint[]) AND state IN ('failed','cancelled') ORDER BY id FOR UPDATE
     ), eligible AS (
       SELECT id FROM batch WHERE key IS NULL
       UNION ALL
       SELECT max(id) FROM batch b WHERE key IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM :schema.jobs l WHERE l.key = b.key AND l.state IN ('queued','running'))
+        AND NOT EXISTS (SELECT 1 FROM :schema.jobs l WHERE l.key = b.key)
       GROUP BY key
-    )
-    UPDATE :schema.jobs j SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
-      cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
-    WHERE j.id = ANY(ARRAY(SELECT id FROM eligible)) -- primary-key lookups, never a scan of the table
-    RETURNING j.id`, [ids, date(now)]);
+    ), ${moveJobs({
+      name: 'retried',
+      from: 'jobs_finished',
+      where: 'j.id = ANY(ARRAY(SELECT id FROM eligible))', // primary-key lookups, never a scan of the table
+      set: RETRIED,
+      returning: 'id',
+    })}
+    SELECT id FROM retried`, [ids, date(now)]);
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
@@ -72,8 +82,13 @@ export async function jobCancelMany(ctx: PgContext, { ids, reason, now }: StoreP
   return ctx.transaction(async (client) => {
     // Queued first, then running, each statement with its own snapshot: a job
     // claimed between the two is still found running by the second.
-    const cancelled = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs SET state = 'cancelled', cancel_requested_at = $2,
-        cancel_reason = $3, finished_at = $2 WHERE id = ANY($1::bigint[]) AND state = 'queued' RETURNING id`), [ids, date(now), reason]);
+    const cancelled = await client.query<{ id: string }>(ctx.sql(`WITH ${moveJobs({
+      name: 'cancelled',
+      from: 'jobs',
+      where: "j.id = ANY($1::bigint[]) AND j.state = 'queued'",
+      set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+      returning: 'id',
+    })} SELECT id FROM cancelled`), [ids, date(now), reason]);
     // Each row's trigger NOTIFYs <schema>_cancel at commit, as a single cancel does.
     const requested = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
         cancel_reason = coalesce(cancel_reason, $3) WHERE id = ANY($1::bigint[]) AND state = 'running' RETURNING id`), [ids, date(now), reason]);

@@ -1,6 +1,7 @@
 import { CLEAR_LEASE, LEASE_EXPIRED_MESSAGE } from '../constants.js';
 import type { CancelRequest, LeaseReport, RescueReport, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
+import { CLEARED_LEASE, moveJobs } from './move.js';
 
 /**
  * The leases of running jobs on PostgreSQL: the worker's batched extension (with
@@ -34,20 +35,27 @@ export async function jobCancelRequests(ctx: PgContext, { ids }: StoreParams<'jo
 }
 
 export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'jobRescueExpired'>): Promise<RescueReport> {
+  // Each expired job's outcome is read from its locked (latest) version: requeued
+  // in place, or moved to jobs_finished as cancelled (a cancel was requested) or
+  // failed (its last attempt). A lease-expired attempt gets an error entry, as a failure does.
+  const lapse = "j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))";
   const rows = await ctx.query<{ id: string; state: string }>('rescue', `
     WITH expired AS (
-      SELECT id FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
-    )
-    UPDATE :schema.jobs j SET
-      state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'queued' END,
-      finished_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN NULL ELSE $1 END,
-      run_at = CASE WHEN j.cancel_requested_at IS NULL AND j.attempt < j.max_attempts THEN $1 ELSE j.run_at END,
-      errors = CASE WHEN j.cancel_requested_at IS NULL
-        THEN j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))
-        ELSE j.errors END,
-      ${CLEAR_LEASE}
-    FROM expired WHERE j.id = expired.id
-    RETURNING j.id, j.state`, [date(now), now, LEASE_EXPIRED_MESSAGE]);
+      SELECT id, CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'failed' ELSE 'queued' END AS outcome
+      FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
+    ), requeued AS (
+      UPDATE :schema.jobs j SET state = 'queued', run_at = $1, errors = ${lapse}, ${CLEAR_LEASE}
+      FROM expired WHERE j.id = expired.id AND expired.outcome = 'queued'
+      RETURNING j.id, j.state
+    ), ${moveJobs({
+      name: 'ended',
+      from: 'jobs',
+      using: 'expired',
+      where: "j.id = expired.id AND expired.outcome <> 'queued'",
+      set: { state: 'expired.outcome', finished_at: '$1', errors: `CASE WHEN expired.outcome = 'failed' THEN ${lapse} ELSE j.errors END`, ...CLEARED_LEASE },
+      returning: 'id, state',
+    })}
+    SELECT id, state FROM requeued UNION ALL SELECT id, state FROM ended`, [date(now), now, LEASE_EXPIRED_MESSAGE]);
   const of = (state: string) => rows.filter((r) => r.state === state).map((r) => Number(r.id));
   return { requeued: of('queued'), failed: of('failed'), cancelled: of('cancelled') };
 }

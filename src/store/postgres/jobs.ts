@@ -3,11 +3,13 @@ import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
 import { CLEAR_LEASE } from '../constants.js';
 import type { CancelOutcome, InsertedJob, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
+import { CLEARED_LEASE, moveJobs, RETRIED } from './move.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
 
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
+
 
 export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
   const run = async (db: TransactionClient) => {
@@ -110,25 +112,27 @@ export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Prom
 export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
   if (items.length === 0) return [];
   const rows = await ctx.query<{ id: string }>('complete_many', `
-    WITH ${ASYNC_COMMIT}
-    UPDATE :schema.jobs j SET state = 'completed', result = c.result::json, finished_at = $4, ${CLEAR_LEASE}
-    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit
-    WHERE j.id = c.id AND j.lease_token = c.token AND j.state = 'running'
-    RETURNING j.id`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
+    WITH ${ASYNC_COMMIT}, ${moveJobs({
+      name: 'completed',
+      from: 'jobs',
+      using: 'unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit',
+      where: "j.id = c.id AND j.lease_token = c.token AND j.state = 'running'",
+      set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...CLEARED_LEASE },
+      returning: 'id',
+    })}
+    SELECT id FROM completed`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
   return rows.map((r) => Number(r.id));
 }
 
 export async function jobFail(ctx: PgContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
-  // $3: finished_at when failed for good, run_at of the retry otherwise.
-  const set =
-    retryAt === null
-      ? `state = 'failed', finished_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`
-      : `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`;
-  return fenced(ctx, set, [id, token, date(retryAt ?? now), JSON.stringify(error)]);
+  const values = [id, token, date(retryAt ?? now), JSON.stringify(error)];
+  // $3: run_at of the retry, or finished_at when failed for good.
+  if (retryAt !== null) return fenced(ctx, `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`, values);
+  return fencedFinish(ctx, 'fail', { state: "'failed'", finished_at: '$3', errors: 'j.errors || jsonb_build_array($4::jsonb)' }, values);
 }
 
 export async function jobFinishCancelled(ctx: PgContext, { id, token, now }: StoreParams<'jobFinishCancelled'>): Promise<boolean> {
-  return fenced(ctx, `state = 'cancelled', finished_at = $3, ${CLEAR_LEASE}`, [id, token, date(now)]);
+  return fencedFinish(ctx, 'finish_cancelled', { state: "'cancelled'", finished_at: '$3' }, [id, token, date(now)]);
 }
 
 export async function jobCheckpoint(ctx: PgContext, { id, token, checkpoint }: StoreParams<'jobCheckpoint'>): Promise<boolean> {
@@ -145,28 +149,59 @@ async function fenced(ctx: PgContext, set: string, values: unknown[]): Promise<b
   return rows.length === 1;
 }
 
+/** One fenced end of a running job, moving it to `jobs_finished`: `$1` id, `$2` token, then `set`'s own parameters. */
+async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof moveJobs>[0]['set'], values: unknown[]): Promise<boolean> {
+  const rows = await ctx.query(name, `WITH ${moveJobs({
+    name: 'finished',
+    from: 'jobs',
+    where: "j.id = $1 AND j.lease_token = $2 AND j.state = 'running'",
+    set: { ...set, ...CLEARED_LEASE },
+    returning: 'id',
+  })} SELECT id FROM finished`, values);
+  return rows.length === 1;
+}
+
 export async function jobRelease(ctx: PgContext, { leases, now }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
+  // The rows are locked first and the cancel request read from the locked (latest)
+  // version, so a request committed meanwhile sends its job to exactly one branch.
   const rows = await ctx.query<{ id: string }>('release', `
-    UPDATE :schema.jobs j SET
-      state = CASE WHEN j.cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
-      finished_at = CASE WHEN j.cancel_requested_at IS NULL THEN NULL ELSE $3::timestamptz END,
-      run_at = $3::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
-    FROM unnest($1::bigint[], $2::int[]) AS l(id, token)
-    WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
-    RETURNING j.id`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
+    WITH held AS (
+      SELECT j.id, j.cancel_requested_at IS NOT NULL AS cancel FROM :schema.jobs j
+      JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
+      WHERE j.state = 'running' FOR UPDATE OF j
+    ), requeued AS (
+      UPDATE :schema.jobs j SET state = 'queued', run_at = $3::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
+      FROM held WHERE j.id = held.id AND NOT held.cancel
+      RETURNING j.id
+    ), ${moveJobs({
+      name: 'cancelled',
+      from: 'jobs',
+      using: 'held',
+      where: 'j.id = held.id AND held.cancel',
+      set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', ...CLEARED_LEASE },
+      returning: 'id',
+    })}
+    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
   return rows.map((r) => Number(r.id));
 }
 
 export async function jobCancel(ctx: PgContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
   return ctx.transaction(async (client) => {
-    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+    // A finished job is in jobs_finished; one that finished while this waited for the
+    // lock is there too by the time the second read runs (its own snapshot).
+    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0]
+      ?? (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs_finished WHERE id = $1'), [id])).rows[0];
     if (!row) return null;
     let outcome: CancelOutcome = 'unchanged';
     let updated = row;
     if (row.state === 'queued') {
-      updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET state = 'cancelled', cancel_requested_at = $2,
-        cancel_reason = $3, finished_at = $2 WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
+      updated = (await client.query<JobRow>(ctx.sql(`WITH ${moveJobs({
+        name: 'cancelled',
+        from: 'jobs',
+        where: 'j.id = $1',
+        set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+      })} SELECT * FROM cancelled`), [id, date(now), reason])).rows[0]!;
       outcome = 'cancelled';
     } else if (row.state === 'running') {
       updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
@@ -179,7 +214,9 @@ export async function jobCancel(ctx: PgContext, { id, reason, now }: StoreParams
 
 export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
   return ctx.transaction(async (client) => {
-    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0];
+    // A job retried (moved back) while this waited for the lock is in jobs by the second read.
+    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs_finished WHERE id = $1 FOR UPDATE'), [id])).rows[0]
+      ?? (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1'), [id])).rows[0];
     if (!row) return null;
     if (row.state !== 'failed' && row.state !== 'cancelled') return { job: rowToJob(row), retried: false };
     if (row.key !== null) {
@@ -188,21 +225,24 @@ export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetr
         throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
       }
     }
-    const updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET state = 'queued', run_at = $2, attempt = 0, result = NULL,
-        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
-      WHERE id = $1 RETURNING *`), [id, date(now)])).rows[0]!;
+    const updated = (await client.query<JobRow>(ctx.sql(`WITH ${moveJobs({
+      name: 'retried',
+      from: 'jobs_finished',
+      where: 'j.id = $1',
+      set: RETRIED,
+    })} SELECT * FROM retried`), [id, date(now)])).rows[0]!;
     return { job: rowToJob(updated), retried: true };
   });
 }
 
 export async function jobGet(ctx: PgContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
-  const rows = await ctx.query<JobRow>('get', 'SELECT * FROM :schema.jobs WHERE id = $1', [id]);
+  const rows = await ctx.query<JobRow>('get', 'SELECT * FROM :schema.jobs_all WHERE id = $1', [id]);
   return rows[0] ? rowToJob(rows[0]) : null;
 }
 
 export async function jobList(ctx: PgContext, p: StoreParams<'jobList'>): Promise<Job[]> {
   const rows = await ctx.query<JobRow>('list', `
-    SELECT * FROM :schema.jobs
+    SELECT * FROM :schema.jobs_all
     WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR task = $3)
       AND ($4::bigint IS NULL OR id < $4)
     ORDER BY id DESC LIMIT $5`, [p.state ?? null, p.queue ?? null, p.task ?? null, p.beforeId ?? null, p.limit]);

@@ -21,7 +21,7 @@ export async function queueKnown(ctx: PgContext, { name, now }: StoreParams<'que
     SELECT EXISTS (SELECT 1 FROM :schema.queues WHERE name = $1)
       OR EXISTS (SELECT 1 FROM :schema.jobs WHERE state = 'queued' AND queue = $1)
       OR EXISTS (SELECT 1 FROM :schema.jobs WHERE state = 'running' AND queue = $1)
-      OR EXISTS (SELECT 1 FROM :schema.jobs WHERE finished_at IS NOT NULL AND queue = $1)
+      OR EXISTS (SELECT 1 FROM :schema.jobs_finished WHERE queue = $1)
       OR EXISTS (SELECT 1 FROM :schema.workers WHERE expires_at > $2 AND $1 = ANY(queues)) AS known`, [name, date(now)]);
   return rows[0]!.known;
 }

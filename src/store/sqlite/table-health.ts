@@ -3,7 +3,7 @@ import type { SqliteContext } from './context.js';
 
 /**
  * The jobs table's health on SQLite; see the Store interface for each contract.
- * SQLite updates and deletes rows in place, so there are never dead rows to clean,
+ * Both parts of the jobs (live and finished) are the one `jobs` table. SQLite updates and deletes rows in place, so there are never dead rows to clean,
  * and the only cleaning is handing free pages back to the file system.
  */
 

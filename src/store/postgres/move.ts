@@ -1,0 +1,95 @@
+/**
+ * Moving jobs between PostgreSQL's two job tables (migration 10): `jobs` holds the
+ * queued and running ones, `jobs_finished` the completed, failed and cancelled ones.
+ * Finishing a job moves it out of `jobs`; retrying a finished one moves it back.
+ */
+
+/**
+ * The columns of `jobs` and `jobs_finished`, in table order, with their types: a move
+ * names each one (a test compares this list with both tables).
+ */
+export const JOB_COLUMNS = {
+  id: 'bigint',
+  queue: 'text',
+  task: 'text',
+  payload: 'json',
+  state: 'text',
+  priority: 'integer',
+  run_at: 'timestamptz',
+  attempt: 'integer',
+  max_attempts: 'integer',
+  timeout_ms: 'integer',
+  key: 'text',
+  progress: 'jsonb',
+  checkpoint: 'json',
+  result: 'json',
+  errors: 'jsonb',
+  cancel_requested_at: 'timestamptz',
+  cancel_reason: 'text',
+  created_at: 'timestamptz',
+  started_at: 'timestamptz',
+  finished_at: 'timestamptz',
+  lease_owner: 'text',
+  lease_expires_at: 'timestamptz',
+  lease_token: 'integer',
+  schedule_name: 'text',
+  scheduled_for: 'timestamptz',
+} as const;
+
+/** A column of the job tables. */
+export type JobColumn = keyof typeof JOB_COLUMNS;
+
+/** The `set` of a move that clears the lease holder and expiry (the token stays), as CLEAR_LEASE does in an UPDATE. */
+export const CLEARED_LEASE: Partial<Record<JobColumn, string>> = { lease_owner: 'NULL', lease_expires_at: 'NULL' };
+
+/** The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due now, attempts and outcome cleared. */
+export const RETRIED: Partial<Record<JobColumn, string>> = {
+  state: "'queued'",
+  run_at: '$2',
+  attempt: '0',
+  result: 'NULL',
+  cancel_requested_at: 'NULL',
+  cancel_reason: 'NULL',
+  finished_at: 'NULL',
+  ...CLEARED_LEASE,
+};
+
+/** What {@link moveJobs} moves, and how. */
+export interface JobMove {
+  /** The CTE's name; its rows are the moved jobs as inserted (`returning`). */
+  name: string;
+  /** The table the rows leave; they go to the other one. */
+  from: 'jobs' | 'jobs_finished';
+  /** More FROM items for `where` (a DELETE's USING list); the moved table is `j`. */
+  using?: string;
+  /** Which rows move (on `j` and the `using` items). */
+  where: string;
+  /** New values by column, SQL expressions over `j` and `using` (each cast to its column's type); the others are kept. */
+  set: Partial<Record<JobColumn, string>>;
+  /** What the CTE returns of the inserted rows. @defaultValue `*` */
+  returning?: string;
+}
+
+/**
+ * Two CTEs (`<name>_taken`, `<name>`) that move the matching rows: a DELETE from one
+ * table returning the rows with `set` applied, and an INSERT of them into the other,
+ * in one statement, so no snapshot ever sees a job in both tables or in neither. A
+ * concurrent write to a moved row waits for the move, then finds no row (READ
+ * COMMITTED: a deleted row is skipped) — the same answer as a row whose state no
+ * longer matches. Callers name the CTE in a statement's WITH list.
+ */
+export function moveJobs(move: JobMove): string {
+  const to = move.from === 'jobs' ? 'jobs_finished' : 'jobs';
+  const columns = Object.keys(JOB_COLUMNS) as JobColumn[];
+  const values = columns.map((c) => {
+    const value = move.set[c];
+    return value === undefined ? `j.${c}` : `(${value})::${JOB_COLUMNS[c]} AS ${c}`;
+  });
+  return `${move.name}_taken AS (
+      DELETE FROM :schema.${move.from} j${move.using ? ` USING ${move.using}` : ''} WHERE ${move.where}
+      RETURNING ${values.join(', ')}
+    ), ${move.name} AS (
+      INSERT INTO :schema.${to} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ${move.name}_taken
+      RETURNING ${move.returning ?? '*'}
+    )`;
+}

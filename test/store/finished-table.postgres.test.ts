@@ -1,0 +1,108 @@
+/**
+ * PostgreSQL keeps finished jobs in a table of their own (migration 10): `jobs` holds
+ * only queued and running jobs, so the hot path's table and indexes stay the size of
+ * the live work however much history is kept. The conformance suite checks what every
+ * operation answers; this checks where the rows are, that the column list the moves
+ * name matches both tables, and that migrating a schema with history moves it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { migrations } from '../../src/store/postgres/migrations/index.js';
+import { JOB_COLUMNS } from '../../src/store/postgres/move.js';
+import type { NewJob } from '../../src/store/store.js';
+import { openBaton, tempDatabase } from '../helpers/db.js';
+import { rawQuery } from '../helpers/raw.js';
+
+const stores: PostgresStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+async function openStore(db: ReturnType<typeof tempDatabase>, options: ConstructorParameters<typeof PostgresStore>[1] = {}): Promise<PostgresStore> {
+  const store = new PostgresStore(db.url.replace(/[?&]schema=[^&]*/, ''), { schema: new URL(db.url).searchParams.get('schema')!, ...options });
+  stores.push(store);
+  await store.migrate();
+  return store;
+}
+
+const job = (n: number, over: Partial<NewJob> = {}): NewJob => ({
+  queue: 'default',
+  task: 't',
+  payload: JSON.stringify({ n }),
+  priority: 0,
+  runAt: 0,
+  maxAttempts: 1,
+  timeoutMs: null,
+  key: null,
+  ...over,
+});
+
+/** Ids in each table. */
+async function where(db: ReturnType<typeof tempDatabase>) {
+  const ids = async (table: string) => (await rawQuery<{ id: string; state: string }>(db, `SELECT id, state FROM ${table} ORDER BY id`)).map((r) => `${r.id}:${r.state}`);
+  return { live: await ids('jobs'), finished: await ids('jobs_finished') };
+}
+
+describe('finished jobs in jobs_finished (PostgreSQL)', () => {
+  it('the column list of the moves is the columns of jobs, jobs_finished and jobs_all, in order', async () => {
+    const db = tempDatabase();
+    await openStore(db);
+    const schema = new URL(db.url).searchParams.get('schema')!;
+    for (const table of ['jobs', 'jobs_finished', 'jobs_all']) {
+      const columns = await rawQuery<{ column_name: string }>(db, 'SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position', [schema, table]);
+      expect(columns.map((c) => c.column_name), table).toEqual(Object.keys(JOB_COLUMNS));
+    }
+  });
+
+  it('every way a job ends moves it out of jobs, and a retry moves it back; jobs never holds a finished row', async () => {
+    const db = tempDatabase();
+    const store = await openStore(db);
+    const now = Date.now();
+    const inserted = await store.jobInsertMany({ jobs: [1, 2, 3, 4, 5, 6, 7].map((n) => job(n)), now });
+    const [completed, failed, cancelledRunning, released, rescued, cancelledQueued, requeued] = inserted.map((i) => i.job.id) as number[];
+    await store.jobCancel({ id: cancelledQueued!, reason: 'queued cancel', now });
+    const claimed = await store.jobClaim({ workerId: 'w', tasks: ['t'], queues: ['default'], limit: 10, leaseMs: 60_000, now });
+    expect(claimed).toHaveLength(6);
+    const token = (id: number) => claimed.find((c) => c.id === id)!.leaseToken;
+    expect(await store.jobCompleteMany({ items: [{ id: completed!, token: token(completed!), result: '"ok"' }], now })).toEqual([completed]);
+    expect(await store.jobFail({ id: failed!, token: token(failed!), error: { attempt: 1, time: now, message: 'boom', stack: null }, retryAt: null, now })).toBe(true);
+    await store.jobCancel({ id: cancelledRunning!, reason: 'running cancel', now });
+    expect(await store.jobFinishCancelled({ id: cancelledRunning!, token: token(cancelledRunning!), now })).toBe(true);
+    await store.jobCancel({ id: released!, reason: 'cancel before the release', now });
+    expect((await store.jobRelease({ leases: [{ id: released!, token: token(released!) }, { id: requeued!, token: token(requeued!) }], now })).sort()).toEqual([released, requeued].sort());
+    // The rescue: only `rescued` is still running with its lease; let it expire.
+    const report = await store.jobRescueExpired({ now: now + 120_000 });
+    expect(report).toEqual({ requeued: [], failed: [rescued], cancelled: [] });
+
+    expect(await where(db)).toEqual({
+      live: [`${requeued}:queued`],
+      finished: [`${completed}:completed`, `${failed}:failed`, `${cancelledRunning}:cancelled`, `${released}:cancelled`, `${rescued}:failed`, `${cancelledQueued}:cancelled`],
+    });
+    expect((await store.jobGet({ id: completed! }))?.result).toBe('ok');
+    expect((await store.jobList({ limit: 10 })).map((j) => j.id)).toEqual([...inserted.map((i) => i.job.id)].reverse());
+
+    expect((await store.jobRetry({ id: failed!, now }))?.retried).toBe(true);
+    expect(await store.jobRetryMany({ ids: [rescued!, cancelledQueued!], now })).toEqual([rescued, cancelledQueued].sort((a, b) => a! - b!));
+    expect((await where(db)).live).toEqual([`${failed}:queued`, `${rescued}:queued`, `${cancelledQueued}:queued`, `${requeued}:queued`]);
+
+    // A finished row written straight into jobs is refused by the table's CHECK.
+    await expect(rawQuery(db, "UPDATE jobs SET state = 'completed' WHERE id = ?", [requeued])).rejects.toThrow(/jobs_live_state_check/);
+  });
+
+  it('migration 10 moves the finished jobs of an existing schema into jobs_finished; nothing is lost or changed', async () => {
+    const db = tempDatabase();
+    await (await openStore(db, { migrations: migrations.filter((m) => m.version < 10) })).close();
+    stores.pop();
+    await rawQuery(db, `INSERT INTO jobs (queue, task, payload, state, run_at, max_attempts, created_at, finished_at, result)
+      SELECT 'q', 't', json_build_object('n', n), (ARRAY['queued','completed','failed','cancelled'])[n % 4 + 1], now(), 3, now(),
+        CASE WHEN n % 4 = 0 THEN NULL ELSE now() END, CASE WHEN n % 4 = 1 THEN json_build_object('r', n) END
+      FROM generate_series(1, 400) AS n`);
+    const before = await rawQuery<Record<string, unknown>>(db, 'SELECT * FROM jobs ORDER BY id');
+
+    const baton = await openBaton({ database: db.url });
+    const counts = await rawQuery<{ live: number; finished: number }>(db, 'SELECT (SELECT count(*)::int FROM jobs) AS live, (SELECT count(*)::int FROM jobs_finished) AS finished');
+    expect(counts).toEqual([{ live: 100, finished: 300 }]);
+    expect(await rawQuery<Record<string, unknown>>(db, 'SELECT * FROM jobs_all ORDER BY id')).toEqual(before);
+    expect(await baton.queueCounts()).toEqual(['cancelled', 'completed', 'failed', 'queued'].map((state) => ({ queue: 'q', state, count: 100 })));
+  });
+});
