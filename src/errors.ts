@@ -170,6 +170,49 @@ export class NonRetryableError extends BatonError {
 }
 brand(NonRetryableError, 'NonRetryableError');
 
+/** The longest snooze, ms: the largest Node timer, as for `timeout` (about 24.8 days). */
+export const MAX_SNOOZE_MS = 2_147_483_647;
+
+/**
+ * Thrown by a handler (or by `ctx.snooze(ms)`) to put the job back to `queued` for
+ * `delayMs` without counting the attempt: the checkpoint is kept and the job runs
+ * again, on any worker, once the delay has passed (River's JobSnooze). A job whose
+ * cancel was requested meanwhile ends `cancelled` instead.
+ * @throws ValidationError when `delayMs` is not an integer 0..{@link MAX_SNOOZE_MS}
+ */
+export class SnoozeError extends BatonError {
+  /** How long the job waits before it is due again, ms. */
+  readonly delayMs: number;
+  constructor(delayMs: number, message = `job snoozed for ${delayMs} ms`, code = 'snoozed') {
+    if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_SNOOZE_MS) {
+      throw new ValidationError(`snooze delay must be an integer number of ms, 0..${MAX_SNOOZE_MS}; got ${String(delayMs)}`, [
+        { path: ['delayMs'], message: `must be an integer 0..${MAX_SNOOZE_MS}` },
+      ]);
+    }
+    super(code, message);
+    this.delayMs = delayMs;
+  }
+}
+brand(SnoozeError, 'SnoozeError');
+
+/**
+ * A SnoozeError for a handler whose call was refused for its rate (an HTTP 429):
+ * `throw new RateLimitedError(retryAfterMs)` re-queues the job for that long, attempt
+ * not counted (BullMQ's RateLimitError; River's JobSnooze).
+ * @throws ValidationError when `retryAfterMs` is not an integer 0..{@link MAX_SNOOZE_MS}
+ */
+export class RateLimitedError extends SnoozeError {
+  constructor(retryAfterMs: number, message = `rate limited: retry after ${retryAfterMs} ms`) {
+    super(retryAfterMs, message, 'rate_limited');
+  }
+
+  /** The same as `delayMs`: how long until the job is due again, ms. */
+  get retryAfterMs(): number {
+    return this.delayMs;
+  }
+}
+brand(RateLimitedError, 'RateLimitedError');
+
 /**
  * Base of the four reasons a job's `ctx.signal` fires with (`signal.reason`):
  * CancelledError, ShutdownError, TimeoutError, LeaseLostError.

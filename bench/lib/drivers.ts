@@ -166,13 +166,13 @@ export function schemaUrl(serverUrl: string, schema: string): string {
 
 /** Sizes and row counts of a Baton database's jobs table, as one bench figure set keeps them. */
 export interface JobTableStorage {
-  /** Bytes of the jobs table's heap (PostgreSQL) or of its B-tree (SQLite). */
+  /** Bytes of the job tables' heaps (PostgreSQL: jobs and jobs_finished) or of the jobs table's B-tree (SQLite). */
   tableBytes: number;
-  /** Bytes of each index of the jobs table, by name. */
+  /** Bytes of each index of the job tables, by name. */
   indexBytes: Record<string, number>;
   /** Bytes of the whole database: the schema's relations (PostgreSQL), the file (SQLite). */
   totalBytes: number;
-  /** Dead row versions (`pg_stat_user_tables.n_dead_tup`); null on SQLite, which has none. */
+  /** Dead row versions of the live jobs' table (`pg_stat_user_tables.n_dead_tup`); null on SQLite, which has none. */
   deadRows: number | null;
 }
 
@@ -203,16 +203,18 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
   const schema = server.searchParams.get('schema') ?? 'baton';
   server.search = '';
   return withAdmin(async (client) => {
-    const table = `"${schema}".jobs`;
+    // The live jobs' table, and the finished jobs' one (migration 10) where it exists.
+    const tables = [`"${schema}".jobs`, `"${schema}".jobs_finished`];
     const { rows } = await client.query<{ table_bytes: string; dead: string | null; total: string }>(
-      `SELECT pg_relation_size($1::regclass) AS table_bytes,
-         (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = $1::regclass) AS dead,
+      `SELECT (SELECT sum(pg_relation_size(t)) FROM unnest($1::text[]) AS u(name), to_regclass(u.name) AS t WHERE t IS NOT NULL) AS table_bytes,
+         (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = ($1::text[])[1]::regclass) AS dead,
          (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r') AS total`,
-      [table, schema],
+      [tables, schema],
     );
     const indexes = await client.query<{ name: string; bytes: string }>(
-      `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes FROM pg_index WHERE indrelid = $1::regclass`,
-      [table],
+      `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes FROM pg_index
+       WHERE indrelid IN (SELECT to_regclass(name) FROM unnest($1::text[]) AS u(name))`,
+      [tables],
     );
     const row = rows[0]!;
     return {
@@ -221,6 +223,36 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
       totalBytes: Number(row.total),
       deadRows: row.dead === null ? null : Number(row.dead),
     };
+  }, server.toString());
+}
+
+/**
+ * Counters of the PostgreSQL server behind a Baton URL that a round's figures depend
+ * on besides Baton's own work: checkpoints so far (timed and requested), the WAL
+ * position (bytes), and autovacuum's passes over the job tables. Null on SQLite.
+ * Two readings' difference tells what happened between them.
+ */
+export interface ServerActivity {
+  checkpoints: number;
+  walBytes: number;
+  autovacuums: number;
+}
+
+/** Reads {@link ServerActivity} for the database at `url`, on a connection of its own. */
+export async function serverActivity(url: string): Promise<ServerActivity | null> {
+  if (url.startsWith('sqlite:')) return null;
+  const server = new URL(url);
+  const schema = server.searchParams.get('schema') ?? 'baton';
+  server.search = '';
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ checkpoints: string; wal: string; autovacuums: string | null }>(
+      `SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) AS checkpoints,
+         pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal,
+         (SELECT sum(autovacuum_count) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('jobs', 'jobs_finished')) AS autovacuums`,
+      [schema],
+    );
+    const row = rows[0]!;
+    return { checkpoints: Number(row.checkpoints), walBytes: Number(row.wal), autovacuums: Number(row.autovacuums ?? 0) };
   }, server.toString());
 }
 

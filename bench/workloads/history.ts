@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { spawnFixture } from '../lib/child.js';
-import { jobTableStorage, schemaUrl, withAdmin, type JobTableStorage } from '../lib/drivers.js';
+import { jobTableStorage, schemaUrl, serverActivity, withAdmin, type JobTableStorage, type ServerActivity } from '../lib/drivers.js';
 import { enqueueInBatches, openClient } from '../lib/seed.js';
 import { perSecond, round } from '../lib/stats.js';
 import { createStockCluster } from '../lib/stock-cluster.js';
@@ -24,6 +24,8 @@ interface Round {
   load: number;
   /** After the round (the worker gone). */
   storage: JobTableStorage;
+  /** What the server did during the drain besides Baton's statements (PostgreSQL; null on SQLite). */
+  server: ServerActivity | null;
 }
 
 const MB = (bytes: number) => round(bytes / 1e6, 1);
@@ -42,8 +44,10 @@ async function runRounds(ctx: WorkloadContext, label: string, url: string): Prom
   try {
     for (let n = 1; n <= rounds; n++) {
       await enqueueInBatches(client, 'noop', jobs, 1_000);
+      const serverBefore = await serverActivity(url);
       const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: 50 }, expect: jobs }, { name: `history ${label} round ${n} worker` });
       const drained = await worker.waitForType('drained', undefined, Math.max(180_000, jobs * 5));
+      const serverAfter = await serverActivity(url);
       await worker.close();
       const ops = drained.storeOps as Record<string, { count: number; totalMs: number }>;
       const vacuums = worker.all('vacuumed');
@@ -59,12 +63,18 @@ async function runRounds(ctx: WorkloadContext, label: string, url: string): Prom
         vacuumMs: vacuums.reduce((sum, v) => sum + (v.durationMs as number), 0),
         load: round(loadavg()[0]!, 1),
         storage: await jobTableStorage(url),
+        server: serverBefore && serverAfter && {
+          checkpoints: serverAfter.checkpoints - serverBefore.checkpoints,
+          walBytes: serverAfter.walBytes - serverBefore.walBytes,
+          autovacuums: serverAfter.autovacuums - serverBefore.autovacuums,
+        },
       };
       done.push(r);
       const dead = r.storage.deadRows === null ? '' : `, ${r.storage.deadRows.toLocaleString('en')} dead rows`;
+      const server = r.server ? `; during the drain ${r.server.checkpoints} checkpoint(s), ${MB(r.server.walBytes)} MB WAL, ${r.server.autovacuums} autovacuum(s)` : '';
       ctx.log(
         `history ${label} round ${n}/${rounds}: ${Math.round(jobsPerSecond)} jobs/s (${round(100 * r.ratio, 0)}% of round 1), claim ${round(r.claimMeanMs, 2)} ms, ` +
-          `${r.vacuums.length} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB; load ${r.load}`,
+          `${r.vacuums.length} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB${server}; load ${r.load}`,
       );
     }
   } finally {

@@ -108,12 +108,13 @@ export interface Store {
   jobFinishCancelled(params: { id: number; token: number; now: number }): Promise<boolean>;
 
   /**
-   * Fenced, for shutdown hand-off: each still-running lease → queued with runAt now,
-   * lease cleared, attempt decremented (not counted), checkpoint kept; a job
-   * with a cancel request becomes cancelled instead.
+   * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued with
+   * runAt `runAt` (default `now`), lease cleared, attempt decremented (not counted),
+   * checkpoint kept; a job with a cancel request becomes cancelled instead (finished now).
+   * @param params.runAt - when the released jobs are due again, ms since the epoch; a snooze's now + delay
    * @returns ids released (leases lost meanwhile are left out)
    */
-  jobRelease(params: { leases: Lease[]; now: number }): Promise<number[]>;
+  jobRelease(params: { leases: Lease[]; now: number; runAt?: number }): Promise<number[]>;
 
   /** Fenced: stores the checkpoint (JSON text). @returns false when the lease was lost */
   jobCheckpoint(params: { id: number; token: number; checkpoint: string }): Promise<boolean>;

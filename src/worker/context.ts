@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { LeaseLostError } from '../errors.js';
+import { LeaseLostError, SnoozeError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
 import type { ClaimedJob, Json, Progress } from '../job/types.js';
 import { forEach, type ForEachFn, type ForEachOptions, type ForEachResult } from './for-each.js';
@@ -30,6 +30,15 @@ export interface JobContext {
   readonly logger: Logger;
   /** Graceful concurrent loop with resume; see {@link forEach}. */
   forEach<T>(items: readonly T[], fn: ForEachFn<T>, options?: ForEachOptions): Promise<ForEachResult>;
+  /**
+   * Puts the job back to `queued` for `ms` without counting the attempt, and ends this
+   * run: it throws a {@link SnoozeError}, which the handler should let propagate (as
+   * `throw new RateLimitedError(ms)` does). The checkpoint is kept; the job runs again,
+   * on any worker, once `ms` has passed.
+   * @param ms - 0..2147483647
+   * @throws SnoozeError always; ValidationError when `ms` is not an integer in range
+   */
+  snooze(ms: number): never;
 }
 
 /** What a context needs from the run that owns it. */
@@ -113,6 +122,9 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
     },
     forEach(items, fn, options) {
       return forEach(ctx, items, fn, options);
+    },
+    snooze(ms: number): never {
+      throw new SnoozeError(ms);
     },
   };
   return {

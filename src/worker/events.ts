@@ -40,6 +40,12 @@ export interface JobEvents {
    * `abandoned` too); its late writes are dropped.
    */
   'job:released': { job: ClaimedJob; abandoned?: boolean };
+  /**
+   * The handler snoozed (`ctx.snooze(ms)`, or threw a SnoozeError / RateLimitedError):
+   * the job is queued again, due at `runAt` (now + `delayMs`), the attempt not counted.
+   * `rateLimited` when it was a RateLimitedError.
+   */
+  'job:snoozed': { job: ClaimedJob; delayMs: number; runAt: Date; rateLimited: boolean };
   /** The handler's signal fired; `reason` is one of the four abort errors. */
   'job:aborted': { job: ClaimedJob; reason: Error };
   /** The worker's lease on the job was taken over; its later writes are dropped. */

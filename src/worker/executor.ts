@@ -5,6 +5,7 @@ import {
   LeaseLostError,
   NonRetryableError,
   ShutdownError,
+  SnoozeError,
   TimeoutError,
   ValidationError,
   describeError,
@@ -215,6 +216,7 @@ export class JobRun {
       if (first.kind === 'settled' && !signal.aborted) {
         await flush().catch(() => undefined);
         if (first.s.ok) await this.#complete(first.s.value);
+        else if (first.s.error instanceof SnoozeError) await this.#release(first.s.error);
         else await this.#fail(first.s.error);
         return;
       }
@@ -346,13 +348,25 @@ export class JobRun {
     deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
   }
 
-  async #release(): Promise<void> {
+  /**
+   * Hands the job back, attempt not counted, checkpoint kept: due now (an aborted run
+   * at shutdown) or after a snooze's delay. A cancel requested meanwhile ends it cancelled.
+   */
+  async #release(snooze?: SnoozeError): Promise<void> {
     if (!this.#holding) return;
     const deps = this.#deps;
     this.#holding = false;
-    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [{ id: this.job.id, token: this.job.leaseToken }], now: deps.clock.now() }));
+    const now = deps.clock.now();
+    const runAt = now + (snooze?.delayMs ?? 0);
+    const lease = { id: this.job.id, token: this.job.leaseToken };
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, runAt }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;
-    this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
-    deps.events.emit('job:released', { job: this.job });
+    if (snooze) {
+      this.#logger.info({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
+      deps.events.emit('job:snoozed', { job: this.job, delayMs: snooze.delayMs, runAt: new Date(runAt), rateLimited: snooze.code === 'rate_limited' });
+    } else {
+      this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
+      deps.events.emit('job:released', { job: this.job });
+    }
   }
 }

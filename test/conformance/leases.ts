@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store, StoredError } from '../../src/store/store.js';
-import { claimOne, get, insert, ms, running, T0, takeover, type Harness } from './harness.js';
+import { claim, claimOne, get, insert, ms, running, T0, takeover, type Harness } from './harness.js';
 
 const anError = (attempt: number, time: number): StoredError => ({ attempt, time, message: 'boom', stack: 'Error: boom\n    at here' });
 
@@ -125,6 +125,28 @@ export function leaseTests(h: Harness): void {
       const after = await get(store, job.id);
       expect(after).toMatchObject({ state: 'cancelled', leaseOwner: null });
       expect(ms(after.finishedAt)).toBe(T0 + 2);
+    });
+
+    it('with runAt (a snooze): queued until runAt, not claimable before it and claimable at it; attempt not counted; a cancel request still ends it cancelled now', async () => {
+      const { store } = await h.setup();
+      const job = await running(store);
+      await store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: '{"page":7}' });
+      expect(await store.jobRelease({ leases: [{ id: job.id, token: job.leaseToken }], now: T0 + 10, runAt: T0 + 60_000 })).toEqual([job.id]);
+      const after = await get(store, job.id);
+      expect(after).toMatchObject({ state: 'queued', attempt: 0, leaseOwner: null, checkpoint: { page: 7 } });
+      expect(ms(after.runAt)).toBe(T0 + 60_000);
+      expect(await claim(store, { now: T0 + 59_999 })).toEqual([]);
+      const [again] = await claim(store, { now: T0 + 60_000 });
+      expect(again).toMatchObject({ id: job.id, attempt: 1 });
+      // A stale token (the run that snoozed) can no longer release it.
+      expect(await store.jobRelease({ leases: [{ id: job.id, token: job.leaseToken }], now: T0 + 60_001, runAt: T0 + 120_000 })).toEqual([]);
+
+      const asked = await running(store, { task: 'asked' });
+      await store.jobCancel({ id: asked.id, reason: 'stop', now: T0 + 20 });
+      expect(await store.jobRelease({ leases: [{ id: asked.id, token: asked.leaseToken }], now: T0 + 30, runAt: T0 + 90_000 })).toEqual([asked.id]);
+      const cancelled = await get(store, asked.id);
+      expect(cancelled.state).toBe('cancelled');
+      expect(ms(cancelled.finishedAt)).toBe(T0 + 30);
     });
   });
 

@@ -161,7 +161,7 @@ async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof
   return rows.length === 1;
 }
 
-export async function jobRelease(ctx: PgContext, { leases, now }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
   // The rows are locked first and the cancel request read from the locked (latest)
   // version, so a request committed meanwhile sends its job to exactly one branch.
@@ -171,7 +171,7 @@ export async function jobRelease(ctx: PgContext, { leases, now }: StoreParams<'j
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $3::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = $4::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({
@@ -182,7 +182,7 @@ export async function jobRelease(ctx: PgContext, { leases, now }: StoreParams<'j
       set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', ...CLEARED_LEASE },
       returning: 'id',
     })}
-    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now)]);
+    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), date(runAt ?? now)]);
   return rows.map((r) => Number(r.id));
 }
 

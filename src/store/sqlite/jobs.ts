@@ -111,15 +111,15 @@ function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>
   return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
 }
 
-export async function jobRelease(ctx: SqliteContext, { leases, now }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: SqliteContext, { leases, now, runAt }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = @now, attempt = attempt - 1, ${CLEAR_LEASE}
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN @runAt ELSE @now END, attempt = attempt - 1, ${CLEAR_LEASE}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
-    RETURNING id`).all({ now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+    RETURNING id`).all({ now, runAt: runAt ?? now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 
