@@ -13,6 +13,17 @@ export interface QueueInfo {
   pausedAt: Date | null;
   /** Jobs per stored state (0 for a state with none). */
   counts: Record<JobState, number>;
+  /** The fleet-wide limit on its running jobs; null when it has none. */
+  concurrency: number | null;
+}
+
+/** What `setConcurrency` answers. */
+export interface ConcurrencyResult {
+  queue: string;
+  /** The limit now; null when none. */
+  concurrency: number | null;
+  /** False when it already was so. */
+  changed: boolean;
 }
 
 /** What `pause` and `resume` answer. */
@@ -54,10 +65,25 @@ export interface QueueAdmin {
    * @throws ValidationError for a bad name; NotFoundError for a queue Baton does not know
    */
   resume(name: string): Promise<PauseResult>;
+  /**
+   * Sets the most jobs of queue `name` running at once across the whole fleet (every
+   * worker, every process), or removes the limit (`null`); stored, so it outlives
+   * restarts, and changeable at any time. Exact: claims count the queue's running jobs
+   * under the limit, so it is never exceeded, however many workers claim at once. Jobs
+   * running over a lowered limit go on; no new one starts until the count is under it.
+   * Each worker's own `concurrency` still bounds what that worker runs. Raising or
+   * removing a limit wakes waiting workers at once (PostgreSQL: NOTIFY; this process: directly).
+   * @param concurrency - 1..1000000, or null for no limit
+   * @throws ValidationError for a bad name or limit (0, negative, not an integer); NotFoundError for a queue Baton does not know (see {@link PauseOptions.force})
+   */
+  setConcurrency(name: string, concurrency: number | null, options?: PauseOptions): Promise<ConcurrencyResult>;
 }
 
 const nameSchema = storableString().min(1).max(200);
 const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
+/** The largest queue concurrency limit: far beyond any fleet, small enough to be a plain integer on both drivers. */
+export const MAX_QUEUE_CONCURRENCY = 1_000_000;
+const concurrencySchema = z.number().int().min(1).max(MAX_QUEUE_CONCURRENCY).nullable();
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
 export function queueAdmin(deps: ClientDeps): QueueAdmin {
@@ -74,15 +100,16 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
   };
   return {
     async list() {
-      const [counts, paused] = await Promise.all([deps.store.queueCounts({}), deps.store.queueListPaused()]);
+      const [counts, paused, limits] = await Promise.all([deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits()]);
       const byName = new Map<string, QueueInfo>();
       const entry = (name: string) => {
         let info = byName.get(name);
-        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number> }));
+        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null }));
         return info;
       };
       for (const row of counts) entry(row.queue).counts[row.state] = row.count;
       for (const row of paused) Object.assign(entry(row.queue), { paused: true, pausedAt: new Date(row.pausedAt) });
+      for (const row of limits) entry(row.queue).concurrency = row.concurrency;
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async pause(name, options = {}) {
@@ -95,6 +122,15 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       const changed = await deps.store.queueSetPaused({ name: queue, paused: false, now: deps.clock.now() });
       if (changed) deps.events.emit('queue:resumed', { queue });
       return { queue, paused: false, changed };
+    },
+    async setConcurrency(name, concurrency, options = {}) {
+      const { force = false } = parseInput(pauseOptionsSchema, options, 'invalid options');
+      const limit = parseInput(concurrencySchema, concurrency, 'invalid queue concurrency (an integer 1..1000000, or null for no limit)');
+      const queue = await checkName(name, force);
+      const changed = await deps.store.queueSetConcurrency({ name: queue, concurrency: limit, now: deps.clock.now() });
+      // Room to claim in this process: its workers claim at once, as after a resume.
+      if (changed) deps.events.emit('queue:resumed', { queue });
+      return { queue, concurrency: limit, changed };
     },
   };
 }

@@ -127,6 +127,14 @@ export const openApiDocument = {
     '/api/queues/{name}/resume': {
       post: { summary: 'Resume a paused queue (admin); its workers are woken at once. Unknown queue → 404', parameters: [nameParam], requestBody: emptyBody, responses: { '200': ok('the queue', ref('PauseResult')), ...errors } },
     },
+    '/api/queues/{name}/concurrency': {
+      put: {
+        summary: 'Set (1..1000000) or remove (null) the most jobs of a queue running at once across the fleet (admin); stored, exact. Unknown queue → 404 unless force',
+        parameters: [nameParam],
+        requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['concurrency'], properties: { concurrency: { type: ['integer', 'null'], minimum: 1, maximum: 1000000 }, force: { type: 'boolean', default: false } } }) },
+        responses: { '200': ok('the queue', { type: 'object', properties: { queue: { type: 'string' }, concurrency: { type: ['integer', 'null'] }, changed: { type: 'boolean' } } }), ...errors },
+      },
+    },
     '/api/jobs/retry-many': {
       post: { summary: 'Retry failed and cancelled jobs matching the filter, in batches (admin); dryRun counts only', requestBody: bulkRequest('failed or cancelled', true, false), responses: { '200': ok('counts', bulkResult({ retried: { type: 'integer' } })), ...errors } },
     },

@@ -185,4 +185,10 @@ export abstract class DriverStore<C> implements Store {
   queueListPaused(params?: StoreParams<'queueListPaused'>) {
     return this.#operations.queueListPaused(this.#context, params);
   }
+  queueSetConcurrency(params: StoreParams<'queueSetConcurrency'>) {
+    return this.#operations.queueSetConcurrency(this.#context, params);
+  }
+  queueListLimits(params?: StoreParams<'queueListLimits'>) {
+    return this.#operations.queueListLimits(this.#context, params);
+  }
 }

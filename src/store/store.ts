@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -338,6 +338,20 @@ export interface Store {
 
   /** The paused queues, by name. Takes no parameters (the optional object keeps the one-params-object shape). */
   queueListPaused(params?: Record<string, never>): Promise<PausedQueue[]>;
+
+  /**
+   * Sets (`concurrency` 1..) or clears (null) the fleet-wide limit on running jobs of
+   * queue `name`, creating its row when missing. Every claim that starts after this
+   * commits honours it (jobClaim counts the queue's running jobs under the limit,
+   * exactly, however many workers claim at once); jobs already running over a lowered
+   * limit go on, and no new one starts until the count is under it. Raising or clearing
+   * a limit wakes other processes' workers as a resume does.
+   * @returns true when the limit changed, false when it already was so
+   */
+  queueSetConcurrency(params: { name: string; concurrency: number | null; now: number }): Promise<boolean>;
+
+  /** The queues with a concurrency limit, by name, each with its running jobs now. */
+  queueListLimits(params?: Record<string, never>): Promise<QueueLimit[]>;
 
   /**
    * Whether Baton knows queue `name`: it has a job in any state (what `queueCounts`

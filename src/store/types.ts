@@ -202,6 +202,15 @@ export interface PausedQueue {
   pausedAt: number;
 }
 
+/** A queue's fleet-wide concurrency limit, as `queueListLimits` reads it. */
+export interface QueueLimit {
+  queue: string;
+  /** The most jobs of the queue running at once across the fleet. */
+  concurrency: number;
+  /** Its jobs running now (may exceed `concurrency` right after the limit was lowered). */
+  running: number;
+}
+
 /** What `jobCancelMany` did, by id (ascending). */
 export interface CancelManyReport {
   /** queued → cancelled now. */

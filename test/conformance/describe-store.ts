@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { flowTests } from './flow.js';
 import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
@@ -21,7 +22,7 @@ export type { StoreFactory } from './harness.js';
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
- * table-health.ts (dead rows, vacuum).
+ * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -34,5 +35,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     retentionTests(h);
     queueOpsTests(h);
     tableHealthTests(h);
+    flowTests(h);
   });
 }

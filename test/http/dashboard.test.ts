@@ -333,6 +333,32 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('sets and removes a queue\'s fleet-wide limit from the page, and shows running / limit', async () => {
+    const { baton, page, url, pageErrors } = await setup();
+    await baton.enqueue('hash', { n: 1 });
+    await open(page, url, '#/queues');
+    const row = page.locator('tr[data-queue="default"]');
+    await row.locator('input[data-limit-input="default"]').fill('2');
+    await row.locator('button[data-action="set-limit"]').click();
+    await waitForText(page, '#flash', 'Queue default: at most 2 running across the fleet');
+    expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBe(2);
+    await page.waitForSelector('tr[data-queue="default"] td[data-limit="2"]');
+    expect(await row.locator('td[data-limit="2"]').textContent()).toMatch(/^\d+ \/ 2$/);
+
+    await row.locator('input[data-limit-input="default"]').fill('');
+    await row.locator('button[data-action="set-limit"]').click();
+    await waitForText(page, '#flash', 'Queue default: no limit');
+    expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBeNull();
+    // A limit the server refuses (0) is reported, and nothing changes.
+    await row.locator('input[data-limit-input="default"]').fill('0');
+    await row.locator('button[data-action="set-limit"]').click();
+    await waitForText(page, '#flash', 'Set limit failed');
+    await waitForText(page, '#flash', 'invalid queue concurrency');
+    expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBeNull();
+    // The browser logs the refused request (400) itself; nothing else went wrong.
+    expect(pageErrors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+  });
+
   it('"Retry failed…" whose dry run finds nothing (retried elsewhere meanwhile) says so and offers no Confirm', async () => {
     const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
     const failedEvent = waitForEvent(worker, 'job:failed');

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { withBaton, withDatabase } from '../options.js';
+import { MAX_QUEUE_CONCURRENCY } from '../../client/queues.js';
 import { out, printable, printJson } from '../output.js';
 
 const queueName = (value: string) => {
@@ -7,9 +8,9 @@ const queueName = (value: string) => {
   return value;
 };
 
-/** `baton queue pause|resume NAME`: stop or restart claims from a queue, fleet-wide. */
+/** `baton queue pause|resume NAME`, `baton queue limit NAME N|none`: stop or restart claims from a queue, or bound its running jobs, fleet-wide. */
 export function queueCommand(): Command {
-  const command = new Command('queue').description('pause or resume a queue for every worker');
+  const command = new Command('queue').description('pause or resume a queue, or limit its running jobs, for every worker');
   command.addCommand(
     withDatabase(new Command('pause'))
       .description('stop every worker claiming from the queue (running jobs go on; stored, so it outlives restarts)')
@@ -33,5 +34,29 @@ export function queueCommand(): Command {
         else out(result.changed ? `queue ${printable(name)} resumed` : `queue ${printable(name)} was not paused`);
       }),
   );
+  command.addCommand(
+    withDatabase(new Command('limit'))
+      .description('set the most jobs of the queue running at once across every worker (stored; "none" removes the limit)')
+      .argument('<name>', 'queue name', queueName)
+      .argument('<concurrency>', 'an integer 1..1000000, or "none"', queueLimit)
+      .option('--force', 'limit a queue Baton does not know yet (no job, no worker serving it)')
+      .option('--json', 'print { queue, concurrency, changed } as JSON')
+      .action(async (name: string, concurrency: number | null, flags: { database?: string; force?: boolean; json?: boolean }) => {
+        const result = await withBaton({ database: flags.database }, (baton) => baton.queues.setConcurrency(name, concurrency, { force: flags.force ?? false }));
+        if (flags.json) printJson(result);
+        else if (!result.changed) out(`queue ${printable(name)} already ${concurrency === null ? 'has no limit' : `has limit ${concurrency}`}`);
+        else out(concurrency === null ? `queue ${printable(name)}: no limit` : `queue ${printable(name)}: at most ${concurrency} running at once across the fleet`);
+      }),
+  );
   return command;
+}
+
+/** `limit`'s second argument: an integer 1..1000000, or "none". */
+function queueLimit(value: string): number | null {
+  if (value === 'none') return null;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > MAX_QUEUE_CONCURRENCY) {
+    throw new InvalidArgumentError(`expected an integer 1..${MAX_QUEUE_CONCURRENCY.toLocaleString('en')}, or "none" (no limit); got ${JSON.stringify(value)}.`);
+  }
+  return n;
 }

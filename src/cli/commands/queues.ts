@@ -2,10 +2,10 @@ import { Command } from 'commander';
 import { withBaton, withDatabase } from '../options.js';
 import { out, printable, printJson, table } from '../output.js';
 
-/** `baton queues`: every queue with its job counts per state and whether it is paused. */
+/** `baton queues`: every queue with its job counts per state, whether it is paused, and its concurrency limit (running as `3/5`). */
 export function queuesCommand(): Command {
   return withDatabase(new Command('queues'))
-    .description('list queues: jobs per state, and paused ones')
+    .description('list queues: jobs per state, paused ones, and limits (running/limit)')
     .option('--json', 'print a JSON array of queues')
     .action(async (flags: { database?: string; json?: boolean }) => {
       const queues = await withBaton({ database: flags.database, readOnly: true }, (baton) => baton.queues.list());
@@ -17,7 +17,7 @@ export function queuesCommand(): Command {
             queue: (q) => printable(q.name),
             status: (q) => (q.paused ? `paused since ${q.pausedAt!.toISOString()}` : 'active'),
             queued: (q) => String(q.counts.queued),
-            running: (q) => String(q.counts.running),
+            running: (q) => (q.concurrency === null ? String(q.counts.running) : `${q.counts.running}/${q.concurrency}`),
             completed: (q) => String(q.counts.completed),
             failed: (q) => String(q.counts.failed),
             cancelled: (q) => String(q.counts.cancelled),

@@ -5,12 +5,14 @@ import type { JobState } from '../../job/types.js';
 /** Minutes of throughput `GET /api/queues` answers. */
 export const THROUGHPUT_MINUTES = 15;
 
-/** Counts per queue with zeros for absent states, and whether it is paused (a paused queue with no job too). */
-export async function queueSummary(baton: Baton): Promise<Array<{ queue: string; counts: Record<JobState, number>; paused: boolean; pausedAt: Date | null }>> {
-  return (await baton.queues.list()).map(({ name, counts, paused, pausedAt }) => ({ queue: name, counts, paused, pausedAt }));
+/** Counts per queue with zeros for absent states, whether it is paused (a paused queue with no job too), and its concurrency limit (null: none). */
+export async function queueSummary(
+  baton: Baton,
+): Promise<Array<{ queue: string; counts: Record<JobState, number>; paused: boolean; pausedAt: Date | null; concurrency: number | null }>> {
+  return (await baton.queues.list()).map(({ name, counts, paused, pausedAt, concurrency }) => ({ queue: name, counts, paused, pausedAt, concurrency }));
 }
 
-/** GET /api/queues (counts by state, paused state, throughput per minute) and GET /api/workers (the registry). */
+/** GET /api/queues (counts by state, paused state, concurrency limit, throughput per minute) and GET /api/workers (the registry). */
 export function fleetRoutes(baton: Baton): Hono {
   const app = new Hono();
   app.get('/queues', async (c) => {

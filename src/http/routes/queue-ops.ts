@@ -40,9 +40,12 @@ async function readBulk(c: Context, bodyLimit: number, what: string) {
 }
 
 const pauseBody = z.strictObject({ force: z.boolean().optional() });
+/** The limit is checked by the client (which names it); here only the body's shape. */
+const concurrencyBody = z.strictObject({ concurrency: z.unknown(), force: z.boolean().optional() });
 
 /**
  * Queue operations (admin token): POST /api/queues/:name/pause|resume,
+ * PUT /api/queues/:name/concurrency,
  * DELETE /api/jobs/:id, POST /api/jobs/retry-many|cancel-many|purge.
  */
 export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hono {
@@ -54,6 +57,10 @@ export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hon
   app.post('/queues/:name/resume', async (c) => {
     await readJson(c, options.bodyLimit);
     return c.json(await baton.queues.resume(c.req.param('name')));
+  });
+  app.put('/queues/:name/concurrency', async (c) => {
+    const { concurrency, force } = parseInput(concurrencyBody, await readJson(c, options.bodyLimit), 'invalid concurrency request');
+    return c.json(await baton.queues.setConcurrency(c.req.param('name'), (concurrency ?? null) as number | null, force === undefined ? {} : { force }));
   });
   app.delete('/jobs/:id', async (c) => c.json(await baton.jobs.delete(jobId(c.req.param('id')))));
   app.post('/jobs/retry-many', async (c) => {

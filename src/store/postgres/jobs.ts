@@ -73,36 +73,10 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
 }
 
 export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
-  const rows = await ctx.query<JobRow>('claim', `
-    WITH RECURSIVE prio AS (
-      -- The distinct priorities of each served queue's queued jobs, lowest first, by a
-      -- loose scan of the (queue, priority, run_at, id) index: one probe per priority.
-      -- A paused queue is skipped in this same statement (migration 0004).
-      SELECT q.name AS queue, (SELECT priority FROM :schema.jobs WHERE state = 'queued' AND queue = q.name ORDER BY priority LIMIT 1) AS priority
-      FROM unnest($2::text[]) AS q(name)
-      WHERE NOT EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = q.name AND p.paused_at IS NOT NULL)
-      UNION ALL
-      SELECT p.queue, (SELECT priority FROM :schema.jobs WHERE state = 'queued' AND queue = p.queue AND priority > p.priority ORDER BY priority LIMIT 1)
-      FROM prio p WHERE p.priority IS NOT NULL
-    ), next AS (
-      -- Per (queue, priority), a range scan of the index bounded by run_at <= now that
-      -- stops after $4 rows: jobs not yet due (delayed, retries) are never read, however
-      -- many. Then the best $4 across them, in claim order.
-      SELECT c.id FROM prio p CROSS JOIN LATERAL (
-        SELECT id, priority, run_at FROM :schema.jobs
-        WHERE state = 'queued' AND queue = p.queue AND priority = p.priority AND run_at <= $1 AND task = ANY($3::text[])
-        ORDER BY run_at, id
-        LIMIT $4
-        FOR UPDATE SKIP LOCKED
-      ) c
-      ORDER BY c.priority, c.run_at, c.id
-      LIMIT $4
-    ), ${ASYNC_COMMIT}
-    UPDATE :schema.jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $6,
-      lease_token = j.lease_token + 1, started_at = $1
-    FROM async_commit
-    WHERE j.id = ANY(ARRAY(SELECT id FROM next)) -- primary-key lookups even in a generic plan
-    RETURNING j.*`,
+  // One round trip: the function (migration 11) locks the served queues that have a
+  // concurrency limit, then claims in a statement of its own that counts their running
+  // jobs, so concurrent claimers never go over a limit.
+  const rows = await ctx.query<JobRow>('claim', 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)',
     // Each queue once: a repeated name would scan its queue twice and return rows this
     // transaction already locked (SKIP LOCKED skips only other transactions' locks).
     [date(p.now), [...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)]);

@@ -48,24 +48,32 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
   // jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe per
   // priority; then per (queue, priority) a range scan bounded by run_at <= now that
   // stops after @limit rows, so jobs not yet due are never read; the best @limit of those.
-  const rows = ctx.sql(`WITH RECURSIVE served(queue) AS (
-      SELECT DISTINCT value FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
-    ), prio(queue, priority) AS (
-      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = served.queue ORDER BY priority LIMIT 1) FROM served
+  // A queue with a concurrency limit (migration 11) gets at most `room` = limit − its
+  // running jobs, counted in this same write transaction: SQLite runs one writer at a
+  // time, so no other claim can start jobs between the count and the update.
+  const rows = ctx.sql(`WITH RECURSIVE served(queue, room) AS (
+      SELECT DISTINCT value, (SELECT l.concurrency - (SELECT count(*) FROM jobs INDEXED BY jobs_running_queue WHERE state = 'running' AND jobs.queue = value)
+        FROM queues l WHERE l.name = value AND l.concurrency IS NOT NULL)
+      FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
+    ), prio(queue, room, priority) AS (
+      SELECT queue, room, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = served.queue ORDER BY priority LIMIT 1)
+      FROM served WHERE room IS NULL OR room > 0
       UNION ALL
-      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = prio.queue AND jobs.priority > prio.priority ORDER BY priority LIMIT 1)
+      SELECT queue, room, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = prio.queue AND jobs.priority > prio.priority ORDER BY priority LIMIT 1)
       FROM prio WHERE priority IS NOT NULL
-    )
-    UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
-      lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
-    WHERE id IN (
-      SELECT j.id FROM prio JOIN jobs j ON j.id IN (
+    ), picked AS (
+      SELECT j.id, j.priority, j.run_at, prio.room,
+        row_number() OVER (PARTITION BY prio.queue ORDER BY j.priority, j.run_at, j.id) AS n
+      FROM prio JOIN jobs j ON j.id IN (
         SELECT id FROM jobs INDEXED BY jobs_claim
         WHERE state = 'queued' AND queue = prio.queue AND priority = prio.priority AND run_at <= @now
           AND task IN (SELECT value FROM json_each(@tasks))
         ORDER BY run_at, id LIMIT @limit)
       WHERE prio.priority IS NOT NULL
-      ORDER BY j.priority, j.run_at, j.id LIMIT @limit)
+    )
+    UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
+      lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
+    WHERE id IN (SELECT id FROM picked WHERE room IS NULL OR n <= room ORDER BY priority, run_at, id LIMIT @limit)
     RETURNING *`).all({
     workerId: p.workerId,
     expires: p.now + p.leaseMs,

@@ -200,7 +200,7 @@ function flash(message, ok = false) {
  * flight. `done` is the message on success, or a function of the response that
  * returns it; `after` runs once the call ended, either way.
  */
-function actionButton(label, path, { kind, action, done, body, after } = {}) {
+function actionButton(label, path, { kind, action, done, body, after, method = 'POST' } = {}) {
   const button = h('button', {
     class: kind,
     'data-action': action,
@@ -208,7 +208,7 @@ function actionButton(label, path, { kind, action, done, body, after } = {}) {
     onclick: async () => {
       button.disabled = true;
       try {
-        const response = await api(path, { method: 'POST', body: body ?? {} });
+        const response = await api(path, { method, body: (typeof body === 'function' ? body() : body) ?? {} });
         flash((typeof done === 'function' ? done(response) : done) ?? `${label}: done`, true);
       } catch (error) {
         flash(`${label} failed: ${error.message}`);
@@ -259,7 +259,7 @@ const queuesView = {
       ? h(
           'table',
           { id: 'queues' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), h('th', { class: 'num', title: 'running / fleet-wide limit' }, 'Limit'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
           h(
             'tbody',
             {},
@@ -270,6 +270,7 @@ const queuesView = {
                 { 'data-queue': q.queue, 'data-paused': q.paused ? 'true' : 'false' },
                 h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
                 h('td', { title: q.pausedAt ? `paused at ${q.pausedAt}` : undefined }, q.paused ? badge('paused') : badge('active')),
+                h('td', { class: 'num', 'data-limit': q.concurrency ?? '' }, q.concurrency == null ? '—' : `${q.counts?.running ?? 0} / ${q.concurrency}`),
                 STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
                 h('td', {}, sparkline(q.throughput ?? [])),
                 h('td', { class: 'num' }, last ? `${last.completed} ok / ${last.failed} failed` : '—'),
@@ -289,6 +290,15 @@ const queuesView = {
    */
   queueActions(q) {
     const name = encodeURIComponent(q.queue);
+    // The fleet-wide limit: a number (1..1000000), or empty for none.
+    const limitInput = h('input', { type: 'number', min: '1', max: '1000000', placeholder: 'no limit', 'data-limit-input': q.queue, value: q.concurrency ?? '', size: '6' });
+    const setLimit = actionButton('Set limit', `api/queues/${name}/concurrency`, {
+      method: 'PUT',
+      action: 'set-limit',
+      body: () => ({ concurrency: limitInput.value === '' ? null : Number(limitInput.value) }),
+      done: (r) => (r.concurrency === null ? `Queue ${q.queue}: no limit` : `Queue ${q.queue}: at most ${r.concurrency} running across the fleet`),
+    });
+    const limit = h('span', { class: 'limit' }, limitInput, setLimit);
     const toggle = q.paused
       ? actionButton('Resume', `api/queues/${name}/resume`, { kind: 'primary', action: 'resume-queue', done: `Queue ${q.queue} resumed` })
       : actionButton('Pause', `api/queues/${name}/pause`, { action: 'pause-queue', done: `Queue ${q.queue} paused: no worker claims from it` });
@@ -309,6 +319,7 @@ const queuesView = {
           after: () => (this.pending = null),
         }),
         h('button', { type: 'button', 'data-action': 'keep', onclick: () => ((this.pending = null), refreshSoon()) }, 'Keep'),
+        limit,
       );
     }
     const retry = (q.counts?.failed ?? 0) > 0
@@ -330,7 +341,7 @@ const queuesView = {
           },
         }, 'Retry failed…')
       : null;
-    return h('span', { class: 'actions' }, toggle, retry);
+    return h('span', { class: 'actions' }, toggle, retry, limit);
   },
 };
 
