@@ -17,6 +17,7 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_jobs_failed_total` | counter | queue, task, final | failed attempts; `final="true"` when the job is now `failed` for good, `"false"` when it will be retried |
  * | `baton_jobs_cancelled_total` | counter | queue, task | running jobs this process's workers recorded cancelled |
  * | `baton_jobs_released_total` | counter | queue, task | jobs released back to queued at shutdown |
+ * | `baton_jobs_snoozed_total` | counter | queue, task, rate_limited | jobs snoozed (attempt not counted); `rate_limited="true"` for RateLimitedError |
  * | `baton_lease_losses_total` | counter | queue, task | leases this process's workers lost to another worker |
  * | `baton_jobs_pruned_total` | counter | queue, state | finished jobs deleted by the pruner when it ran in this process; `"*"` when a batch spans queues (a default rule) or states (keep-N) |
  * | `baton_jobs_table_vacuums_total` | counter | — | vacuums of the jobs table this process's workers ran (maintenance/vacuum.ts; PostgreSQL past 100k dead rows) |
@@ -25,6 +26,7 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_cancel_latency_seconds` | histogram | queue, task | cancel request stored to `job:cancelled` (running jobs) |
  * | `baton_jobs_running` | gauge | queue | running jobs in the database (every worker), at scrape |
  * | `baton_queue_jobs` | gauge | queue, state | jobs per queue and stored state, at scrape |
+ * | `baton_queue_concurrency_limit` | gauge | queue | the fleet-wide limit on running jobs of each queue that has one, at scrape |
  */
 export interface Metrics {
   readonly registry: Registry;
@@ -47,6 +49,7 @@ export function createMetrics(baton: Baton): Metrics {
   const failed = counter('baton_jobs_failed_total', 'Failed attempts in workers of this process; final="true" when the job failed for good', ['queue', 'task', 'final']);
   const cancelled = counter('baton_jobs_cancelled_total', 'Running jobs cancelled in workers of this process');
   const released = counter('baton_jobs_released_total', 'Jobs released back to queued at shutdown by workers of this process');
+  const snoozed = counter('baton_jobs_snoozed_total', 'Jobs snoozed (ctx.snooze, SnoozeError, RateLimitedError) by workers of this process; rate_limited="true" for RateLimitedError', ['queue', 'task', 'rate_limited']);
   const leaseLosses = counter('baton_lease_losses_total', 'Job leases lost by workers of this process');
   const pruned = counter('baton_jobs_pruned_total', 'Finished jobs deleted by the pruner in this process; "*" when a batch spans queues or states', ['queue', 'state']);
   const vacuums = counter('baton_jobs_table_vacuums_total', 'Vacuums of the jobs table run by workers of this process', []);
@@ -83,6 +86,17 @@ export function createMetrics(baton: Baton): Metrics {
     },
   });
 
+  new Gauge({
+    name: 'baton_queue_concurrency_limit',
+    help: 'Fleet-wide limit on running jobs, by queue (queues without one are not listed)',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of await baton.queues.list()) if (q.concurrency !== null) this.set({ queue: q.name }, q.concurrency);
+    },
+  });
+
   const labels = (job: { queue: string; task: string }) => ({ queue: job.queue, task: job.task });
   const offs: Array<() => void> = [];
   const watched = new WeakSet<Worker>();
@@ -98,6 +112,7 @@ export function createMetrics(baton: Baton): Metrics {
         duration.observe(labels(job), durationMs / 1000);
       }),
       worker.on('job:failed', ({ job, retryAt }) => failed.inc({ ...labels(job), final: String(retryAt === null) })),
+      worker.on('job:snoozed', ({ job, rateLimited }) => snoozed.inc({ ...labels(job), rate_limited: String(rateLimited) })),
       worker.on('job:cancelled', ({ job }) => {
         cancelled.inc(labels(job));
         // The request time is in the database (it may have come from any process).

@@ -3,7 +3,7 @@
  * counts match the jobs run (both drivers).
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, NonRetryableError } from 'baton-jobs';
+import { createHttpApp, defineTask, NonRetryableError, RateLimitedError } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 
@@ -102,6 +102,32 @@ describe('/metrics', () => {
     // The cancel latency is observed once the job's row is read back.
     await expect.poll(async () => value(parse(await (await app.fetch(new Request('http://localhost/metrics'))).text()).samples, 'baton_cancel_latency_seconds_count', {})).toBe(1);
     app.metrics.close();
+  });
+
+  it('flow control: the queue limit gauge lists limited queues only; snoozes count by rate_limited', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton);
+    const limited = defineTask('limited', {
+      handler: async (mode: string, ctx) => {
+        if (ctx.checkpoint !== null) return 'done';
+        await ctx.saveCheckpoint(1);
+        if (mode === 'rate') throw new RateLimitedError(10);
+        return ctx.snooze(10);
+      },
+    });
+    await baton.enqueue(limited, 'rate', { queue: 'api' });
+    await baton.enqueue(limited, 'plain', { queue: 'other' });
+    await baton.queues.setConcurrency('api', 4);
+    const worker = baton.worker({ tasks: [limited], queues: ['api', 'other'], pollInterval: 20 });
+    let completed = 0;
+    const done = new Promise<void>((resolve) => worker.on('job:completed', () => ++completed === 2 && resolve()));
+    await worker.start();
+    await done;
+    const { samples, types } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());
+    expect(types.get('baton_queue_concurrency_limit')).toBe('gauge');
+    expect(samples.filter((x) => x.name === 'baton_queue_concurrency_limit')).toEqual([{ name: 'baton_queue_concurrency_limit', labels: { queue: 'api' }, value: 4 }]);
+    expect(value(samples, 'baton_jobs_snoozed_total', { queue: 'api', rate_limited: 'true' })).toBe(1);
+    expect(value(samples, 'baton_jobs_snoozed_total', { queue: 'other', rate_limited: 'false' })).toBe(1);
   });
 
   it('two apps in one process have their own registries', async () => {
