@@ -114,7 +114,7 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
-    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/workers': { get: { summary: 'Live worker processes (any host)', responses: { '200': ok('workers'), ...errors } } },
     '/api/queues/{name}/pause': {
       post: {

@@ -188,7 +188,8 @@ export class JobRun {
       progressInterval: deps.progressInterval,
       writeCheckpoint: async (text, value) => {
         if (!this.#holding) return false;
-        const held = await deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text });
+        // Retried through a database outage, as outcomes are: a blip must not fail the attempt.
+        const held = await this.#persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
         if (held) deps.events.emit('job:checkpoint', { job, checkpoint: value });
         return held;
       },

@@ -18,12 +18,17 @@ export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 
  * Other errors (bugs, ConflictError) are thrown at once.
  */
 export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: Logger; op: string }): Promise<T> {
-  for (let delay = RETRY_MIN_MS; ; delay = nextRetryDelay(delay)) {
+  for (let delay = RETRY_MIN_MS, failures = 0; ; delay = nextRetryDelay(delay)) {
     try {
-      return await write();
+      const written = await write();
+      if (failures > 0) options.logger.info({ op: options.op, failures }, 'database write succeeded after retrying');
+      return written;
     } catch (error) {
       if (!(error instanceof StoreError) || options.clock.now() + delay >= options.deadline()) throw error;
-      options.logger.warn({ err: error, op: options.op, retryInMs: delay }, 'database write failed; retrying until the lease would expire (or the stop\'s budget runs out)');
+      // The first failure and every 10th after it: a few lines per outage, not one per retry.
+      if (failures++ % 10 === 0) {
+        options.logger.warn({ err: error, op: options.op, retryInMs: delay, failures }, 'database write failed; retrying until the lease would expire (or the stop\'s budget runs out)');
+      }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

@@ -96,13 +96,14 @@ export function jobAdminTests(h: Harness): void {
       return get(store, job.id);
     };
 
-    it('failed → queued at now, attempt 0, errors kept, finish cleared', async () => {
+    it('failed → queued at now, attempt 0, errors kept, start and finish cleared', async () => {
       const { store } = await h.setup();
       const failed = await failedJob(store);
       expect(failed).toMatchObject({ state: 'failed', attempt: 1 });
       const answer = await store.jobRetry({ id: failed.id, now: T0 + 100 });
       expect(answer?.retried).toBe(true);
-      expect(answer?.job).toMatchObject({ state: 'queued', attempt: 0, result: null, finishedAt: null, cancelRequestedAt: null, cancelReason: null, leaseOwner: null, leaseExpiresAt: null });
+      expect(failed.startedAt).not.toBeNull();
+      expect(answer?.job).toMatchObject({ state: 'queued', attempt: 0, result: null, startedAt: null, finishedAt: null, cancelRequestedAt: null, cancelReason: null, leaseOwner: null, leaseExpiresAt: null });
       expect(answer?.job.errors).toEqual(failed.errors);
       expect(answer?.job.errors).toHaveLength(1);
       expect(ms(answer!.job.runAt)).toBe(T0 + 100);

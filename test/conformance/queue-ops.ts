@@ -164,7 +164,7 @@ export function queueOpsTests(h: Harness): void {
       expect(retried).toEqual([jobs.failed.id, jobs.cancelled.id].sort((x, y) => x - y));
       for (const state of ['failed', 'cancelled'] as const) {
         const job = await get(store, jobs[state].id);
-        expect(job).toMatchObject({ state: 'queued', attempt: 0, finishedAt: null, cancelRequestedAt: null, cancelReason: null, result: null });
+        expect(job).toMatchObject({ state: 'queued', attempt: 0, startedAt: null, finishedAt: null, cancelRequestedAt: null, cancelReason: null, result: null });
         expect(ms(job.runAt)).toBe(T0 + 500);
         expect(job.errors).toEqual(jobs[state].errors);
       }

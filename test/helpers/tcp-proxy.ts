@@ -10,6 +10,8 @@ export interface TcpProxy {
    * connections are refused, ECONNREFUSED) and destroys every open connection.
    */
   cut(): Promise<void>;
+  /** After a cut: listens on the same port again, so new connections reach the target. */
+  restore(): Promise<void>;
 }
 
 const open = new Set<TcpProxy>();
@@ -48,6 +50,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
       })),
+    restore: async () => {
+      if (!cut) return;
+      await cut;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(address.port, '127.0.0.1', () => resolve());
+      });
+      cut = undefined;
+    },
   };
   open.add(proxy);
   return proxy;

@@ -42,11 +42,12 @@ export type JobColumn = keyof typeof JOB_COLUMNS;
 /** The `set` of a move that clears the lease holder and expiry (the token stays), as CLEAR_LEASE does in an UPDATE. */
 export const CLEARED_LEASE: Partial<Record<JobColumn, string>> = { lease_owner: 'NULL', lease_expires_at: 'NULL' };
 
-/** The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due now, attempts and outcome cleared. */
+/** The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due now, attempts, start and outcome cleared. */
 export const RETRIED: Partial<Record<JobColumn, string>> = {
   state: "'queued'",
   run_at: '$2',
   attempt: '0',
+  started_at: 'NULL',
   result: 'NULL',
   cancel_requested_at: 'NULL',
   cancel_reason: 'NULL',

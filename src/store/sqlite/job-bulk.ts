@@ -58,7 +58,7 @@ export async function jobRetryMany(ctx: SqliteContext, { ids, now }: StoreParams
   if (ids.length === 0) return [];
   const find = ctx.sql(`SELECT id, key FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('failed','cancelled') ORDER BY id DESC`);
   const keyHeld = ctx.sql(`SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued','running')`);
-  const requeue = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL,
+  const requeue = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
       cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
     WHERE id = @id`);
   return ctx.transaction(() => {

@@ -157,7 +157,7 @@ export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'job
     if (row.key !== null && ctx.sql(`SELECT 1 FROM jobs WHERE ${LIVE_KEY}`).get(row.key)) {
       throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
     }
-    const updated = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL,
+    const updated = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
         cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
       WHERE id = @id RETURNING *`).get({ id, now }) as JobRow;
     return { job: rowToJob(updated), retried: true };

@@ -284,18 +284,27 @@ const queuesView = {
   },
   /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
   pending: null,
+  /** Limits typed but not yet set, by queue (kept across live refreshes). */
+  limitDrafts: new Map(),
   /**
    * Pause or Resume; and "Retry failed…", which first asks the server for the
    * dry-run count and shows it with Confirm / Keep before anything changes.
    */
   queueActions(q) {
     const name = encodeURIComponent(q.queue);
-    // The fleet-wide limit: a number (1..1000000), or empty for none.
-    const limitInput = h('input', { type: 'number', min: '1', max: '1000000', placeholder: 'no limit', 'data-limit-input': q.queue, value: q.concurrency ?? '', size: '6' });
+    // The fleet-wide limit: a number (1..1000000), or empty for none. What the operator
+    // typed is kept across live refreshes (which rebuild the table) until it is set.
+    const draft = this.limitDrafts.get(q.queue);
+    const limitInput = h('input', {
+      type: 'number', min: '1', max: '1000000', placeholder: 'no limit', 'data-limit-input': q.queue, size: '6',
+      value: draft ?? q.concurrency ?? '',
+      oninput: (event) => this.limitDrafts.set(q.queue, event.currentTarget.value),
+    });
     const setLimit = actionButton('Set limit', `api/queues/${name}/concurrency`, {
       method: 'PUT',
       action: 'set-limit',
       body: () => ({ concurrency: limitInput.value === '' ? null : Number(limitInput.value) }),
+      after: () => this.limitDrafts.delete(q.queue),
       done: (r) => (r.concurrency === null ? `Queue ${q.queue}: no limit` : `Queue ${q.queue}: at most ${r.concurrency} running across the fleet`),
     });
     const limit = h('span', { class: 'limit' }, limitInput, setLimit);
