@@ -355,6 +355,12 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await waitForText(page, '#flash', 'Set limit failed');
     await waitForText(page, '#flash', 'invalid queue concurrency');
     expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBeNull();
+    // Text the number field cannot parse reads as '': refused in the page, never sent as "no limit".
+    await baton.queues.setConcurrency('default', 3);
+    await row.locator('input[data-limit-input="default"]').pressSequentially('5-');
+    await row.locator('button[data-action="set-limit"]').click();
+    await waitForText(page, '#flash', 'not a number');
+    expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBe(3);
     // The browser logs the refused request (400) itself; nothing else went wrong.
     expect(pageErrors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });

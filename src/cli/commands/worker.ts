@@ -43,6 +43,7 @@ const EVENTS: Array<keyof WorkerEvents> = [
   'job:failed',
   'job:cancelled',
   'job:released',
+  'job:snoozed',
   'job:aborted',
   'lease:lost',
 ];

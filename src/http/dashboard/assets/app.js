@@ -303,7 +303,11 @@ const queuesView = {
     const setLimit = actionButton('Set limit', `api/queues/${name}/concurrency`, {
       method: 'PUT',
       action: 'set-limit',
-      body: () => ({ concurrency: limitInput.value === '' ? null : Number(limitInput.value) }),
+      body: () => {
+        // A number field reads '' for text it cannot parse ("5-"): never send that as "no limit".
+        if (limitInput.validity.badInput) throw new Error('not a number: type 1..1000000, or clear the field for no limit');
+        return { concurrency: limitInput.value === '' ? null : Number(limitInput.value) };
+      },
       after: () => this.limitDrafts.delete(q.queue),
       done: (r) => (r.concurrency === null ? `Queue ${q.queue}: no limit` : `Queue ${q.queue}: at most ${r.concurrency} running across the fleet`),
     });
