@@ -355,9 +355,11 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await waitForText(page, '#flash', 'Set limit failed');
     await waitForText(page, '#flash', 'invalid queue concurrency');
     expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBeNull();
-    // Text the number field cannot parse reads as '': refused in the page, never sent as "no limit".
-    await baton.queues.setConcurrency('default', 3);
+    // Text the number field cannot parse reads as '': refused in the page, never sent as
+    // "no limit", even after a live refresh (here: the limit set elsewhere) rebuilt the table.
     await row.locator('input[data-limit-input="default"]').pressSequentially('5-');
+    await baton.queues.setConcurrency('default', 3);
+    await page.waitForSelector('tr[data-queue="default"] td[data-limit="3"]');
     await row.locator('button[data-action="set-limit"]').click();
     await waitForText(page, '#flash', 'not a number');
     expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBe(3);

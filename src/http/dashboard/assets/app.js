@@ -280,11 +280,17 @@ const queuesView = {
           ),
         )
       : h('div', { class: 'panel empty' }, 'No jobs yet.');
+    const focused = document.activeElement;
     this.body.replaceChildren(cards, table);
+    if (focused !== document.activeElement && focused?.isConnected) focused.focus(); // a kept limit draft
   },
   /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
   pending: null,
-  /** Limits typed but not yet set, by queue (kept across live refreshes). */
+  /**
+   * Limit fields typed in but not yet set, by queue: the input elements themselves, so a
+   * live refresh (which rebuilds the table) keeps the operator's raw text, even text a
+   * number field cannot parse, and its focus.
+   */
   limitDrafts: new Map(),
   /**
    * Pause or Resume; and "Retry failed…", which first asks the server for the
@@ -292,13 +298,11 @@ const queuesView = {
    */
   queueActions(q) {
     const name = encodeURIComponent(q.queue);
-    // The fleet-wide limit: a number (1..1000000), or empty for none. What the operator
-    // typed is kept across live refreshes (which rebuild the table) until it is set.
-    const draft = this.limitDrafts.get(q.queue);
-    const limitInput = h('input', {
+    // The fleet-wide limit: a number (1..1000000), or empty for none.
+    const limitInput = this.limitDrafts.get(q.queue) ?? h('input', {
       type: 'number', min: '1', max: '1000000', placeholder: 'no limit', 'data-limit-input': q.queue, size: '6',
-      value: draft ?? q.concurrency ?? '',
-      oninput: (event) => this.limitDrafts.set(q.queue, event.currentTarget.value),
+      value: q.concurrency ?? '',
+      oninput: (event) => this.limitDrafts.set(q.queue, event.currentTarget),
     });
     const setLimit = actionButton('Set limit', `api/queues/${name}/concurrency`, {
       method: 'PUT',
