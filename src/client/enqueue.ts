@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { serializeJson, stringProblems } from '../job/payload.js';
+import { MAX_CONCURRENCY_KEY } from '../job/concurrency.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from '../job/types.js';
 import type { NewJob } from '../store/store.js';
@@ -55,6 +56,7 @@ const optionsSchema = z
     maxAttempts: z.number().int().min(1).max(1000).optional(),
     timeout: z.number().int().positive().max(MAX_TIMER_MS).optional(),
     key: storableString().min(1).max(500).optional(),
+    concurrencyKey: storableString().min(1).max(MAX_CONCURRENCY_KEY).optional(),
     client: z.custom<TransactionClient>((v) => typeof v === 'object' && v !== null && typeof (v as TransactionClient).query === 'function', 'must be a node-postgres client').optional(),
   })
   .strict()
@@ -91,7 +93,9 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
   // JSON check first, so a non-JSON value never reaches a schema that might coerce it;
   // the schema's output (defaults, coercions) is what is stored, checked again.
   const raw = payloadJson(item.payload, deps.payloadLimit);
-  const payload = task?.schema ? payloadJson(await validatePayload(task, item.payload), deps.payloadLimit) : raw;
+  const value = task?.schema ? await validatePayload(task, item.payload) : item.payload;
+  const payload = task?.schema ? payloadJson(value, deps.payloadLimit) : raw;
+  const concurrencyKey = options.concurrencyKey ?? keyOf(task, value);
   const now = deps.clock.now();
   if (options.delay !== undefined && now + options.delay > MAX_RUN_AT) {
     throw new ValidationError('invalid enqueue options', [{ path: ['delay'], message: `puts runAt after ${new Date(MAX_RUN_AT).toISOString()}, the latest time accepted (runAt must be within ${RANGE})` }], { subject: 'options' });
@@ -105,7 +109,34 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
     maxAttempts: options.maxAttempts ?? task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     timeoutMs: options.timeout ?? task?.timeout ?? null,
     key: options.key ?? null,
+    concurrencyKey,
+    concurrencyLimit: concurrencyKey === null ? null : task?.concurrency ? task.concurrency.limit ?? 1 : null,
+    concurrencyStrategy: (concurrencyKey !== null && task?.concurrency?.strategy) || 'queue',
   };
+}
+
+/**
+ * The concurrency key the task's `concurrency.key` gives the payload (the schema's
+ * output), or null.
+ * @throws ValidationError (subject "payload") when it throws or returns other than a
+ *   string of 1..500 storable characters, null or undefined
+ */
+function keyOf(task: AnyTask | undefined, payload: unknown): string | null {
+  const derive = task?.concurrency?.key;
+  if (!derive) return null;
+  let key: unknown;
+  try {
+    key = derive(payload);
+  } catch (error) {
+    throw new ValidationError(`task "${task.name}": concurrency.key threw: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (key === null || key === undefined) return null;
+  const problems = typeof key !== 'string' ? [`must return a string, null or undefined (got ${typeof key})`]
+    : [...stringProblems(key, 'key'), ...(key.length < 1 || key.length > MAX_CONCURRENCY_KEY ? [`must be 1..${MAX_CONCURRENCY_KEY} characters (got ${key.length})`] : [])];
+  if (problems.length > 0) {
+    throw new ValidationError(`task "${task.name}": invalid concurrency key from concurrency.key`, problems.map((message) => ({ path: ['concurrencyKey'], message })));
+  }
+  return key as string;
 }
 
 /**

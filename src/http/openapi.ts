@@ -75,6 +75,7 @@ export const openApiDocument = {
           errors: { type: 'array', items: { type: 'object', properties: { attempt: { type: 'integer' }, time: { type: 'string' }, message: { type: 'string' }, stack: { type: ['string', 'null'] } } } },
           cancelRequestedAt: { type: ['string', 'null'] }, cancelReason: { type: ['string', 'null'] }, createdAt: { type: 'string' }, startedAt: { type: ['string', 'null'] }, finishedAt: { type: ['string', 'null'] },
           leaseOwner: { type: ['string', 'null'] }, leaseExpiresAt: { type: ['string', 'null'] }, scheduleName: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
+          concurrencyKey: { type: ['string', 'null'] }, concurrencyLimit: { type: ['integer', 'null'] },
         },
       },
     },
@@ -86,7 +87,7 @@ export const openApiDocument = {
     '/api/jobs': {
       post: {
         summary: 'Enqueue a job (admin)',
-        requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string', minLength: 1, maxLength: 200, description: 'no NUL or lone UTF-16 surrogate' }, priority: { type: 'integer', minimum: -1000000, maximum: 1000000 }, runAt: { type: 'string', format: 'date-time', description: 'within 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z; with Z or an offset, or a bare date (midnight UTC); a date that does not exist (2024-02-30) is refused' }, delay: { type: 'integer', minimum: 0, description: 'ms from now; now + delay must not pass 9999-12-31T23:59:59.999Z' }, maxAttempts: { type: 'integer', minimum: 1, maximum: 1000 }, timeout: { type: 'integer', minimum: 1, maximum: 2147483647 }, key: { type: 'string', minLength: 1, maxLength: 500 } } } } }) },
+        requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string', minLength: 1, maxLength: 200, description: 'no NUL or lone UTF-16 surrogate' }, priority: { type: 'integer', minimum: -1000000, maximum: 1000000 }, runAt: { type: 'string', format: 'date-time', description: 'within 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z; with Z or an offset, or a bare date (midnight UTC); a date that does not exist (2024-02-30) is refused' }, delay: { type: 'integer', minimum: 0, description: 'ms from now; now + delay must not pass 9999-12-31T23:59:59.999Z' }, maxAttempts: { type: 'integer', minimum: 1, maximum: 1000 }, timeout: { type: 'integer', minimum: 1, maximum: 2147483647 }, key: { type: 'string', minLength: 1, maxLength: 500 }, concurrencyKey: { type: 'string', minLength: 1, maxLength: 500, description: "the queue's jobs with one key take turns and share the task's per-key limit" } } } } }) },
         responses: { '201': ok('the job', ref('Job')), ...errors },
       },
       get: {

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { DEFINITION_NAME, parseConfig, validateWith } from '../validation.js';
 import { z } from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
+import { keyConcurrencySchema, type KeyConcurrency } from './concurrency.js';
 import { stateRetentionSchema, type StateRetention } from '../maintenance/retention.js';
 import type { JobContext } from '../worker/context.js';
 
@@ -30,6 +31,13 @@ export interface TaskOptions<Payload, Result, Input = Payload> {
    * the pruner of the worker that runs this task. @defaultValue the queue's, else the worker's
    */
   retention?: StateRetention;
+  /**
+   * Per-key concurrency, fleet-wide: jobs of one queue with the same key (this
+   * function of the payload, or the enqueue's `concurrencyKey`) run at most `limit` at
+   * once, keys take turns, and `strategy` says what a new job of a busy key does.
+   * @defaultValue none (a job enqueued with a `concurrencyKey` still takes turns, without a limit)
+   */
+  concurrency?: KeyConcurrency<Payload>;
 }
 
 /** A task: a name plus its handler. Create with {@link defineTask}. `Input` is what `enqueue` takes. */
@@ -42,6 +50,7 @@ export interface Task<Payload = unknown, Result = unknown, Input = Payload> {
   readonly timeout: number | undefined;
   readonly backoff: Backoff | undefined;
   readonly retention: StateRetention | undefined;
+  readonly concurrency: KeyConcurrency<Payload> | undefined;
 }
 
 /** Any task, whatever its payload and result types. */
@@ -59,6 +68,7 @@ const taskOptionsSchema = z.object({
   timeout: z.number().int().positive().max(2_147_483_647).optional(),
   backoff: backoffSchema.optional(),
   retention: stateRetentionSchema.optional(),
+  concurrency: keyConcurrencySchema.optional(),
 });
 
 /**
@@ -90,6 +100,7 @@ export function defineTask<Payload = unknown, Result = unknown, Input = Payload>
     timeout: options.timeout,
     backoff: options.backoff,
     retention: options.retention,
+    concurrency: options.concurrency ? Object.freeze({ ...options.concurrency }) : undefined,
   });
 }
 

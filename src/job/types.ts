@@ -69,6 +69,10 @@ export interface Job<Payload = Json, Result = Json> {
   scheduleName: string | null;
   /** The schedule tick it runs for; null for other jobs and for a schedule's "trigger now". */
   scheduledFor: Date | null;
+  /** The concurrency key: at most `concurrencyLimit` jobs of this queue with it run at once, and keys take turns; null = none. */
+  concurrencyKey: string | null;
+  /** The most jobs of the queue with this job's key running at once, fleet-wide; null = no limit (turns only). */
+  concurrencyLimit: number | null;
 }
 
 /** A job claimed by a worker, with the fencing token of this claim. */
@@ -99,6 +103,12 @@ export interface EnqueueOptions {
   timeout?: number;
   /** Idempotency key, 1..500 characters, no NUL or lone UTF-16 surrogate: while a non-terminal job with this key exists, enqueue returns it. */
   key?: string;
+  /**
+   * Concurrency key, 1..500 characters (no NUL or lone UTF-16 surrogate): the queue's jobs
+   * with one key share the task's `concurrency.limit` and take turns with other keys' jobs
+   * at every claim. Wins over the task's `concurrency.key`. @defaultValue the task's, else none
+   */
+  concurrencyKey?: string;
   /**
    * Transactional enqueue (PostgreSQL): a node-postgres client inside the caller's
    * own transaction. The job exists only if that transaction commits, and workers

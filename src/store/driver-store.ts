@@ -191,4 +191,7 @@ export abstract class DriverStore<C> implements Store {
   queueListLimits(params?: StoreParams<'queueListLimits'>) {
     return this.#operations.queueListLimits(this.#context, params);
   }
+  concurrencyKeyList(params: StoreParams<'concurrencyKeyList'>) {
+    return this.#operations.concurrencyKeyList(this.#context, params);
+  }
 }

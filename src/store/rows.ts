@@ -52,6 +52,8 @@ export interface JobRowOf<Id, Time, Json> {
   lease_token: number;
   schedule_name: string | null;
   scheduled_for: Time | null;
+  concurrency_key: string | null;
+  concurrency_limit: number | null;
 }
 
 /** A `schedules` row. */
@@ -134,6 +136,8 @@ function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unkno
     leaseExpiresAt: date(row.lease_expires_at),
     scheduleName: row.schedule_name ?? null,
     scheduledFor: date(row.scheduled_for),
+    concurrencyKey: row.concurrency_key ?? null,
+    concurrencyLimit: row.concurrency_limit ?? null,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -352,6 +352,13 @@ export interface Store {
 
   /** The queues with a concurrency limit, by name, each with its running jobs now. */
   queueListLimits(params?: Record<string, never>): Promise<QueueLimit[]>;
+
+  /**
+   * The busiest concurrency keys with live jobs (of `queue`, or of every queue): most
+   * running first, then most queued, then queue and key; at most `limit` (1..1000).
+   * Reads the per-key counts the job triggers keep (migration 12), never the jobs.
+   */
+  concurrencyKeyList(params: { queue?: string; limit: number }): Promise<ConcurrencyKeyStat[]>;
 
   /**
    * Whether Baton knows queue `name`: it has a job in any state (what `queueCounts`

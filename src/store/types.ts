@@ -1,4 +1,5 @@
 import type { Job, JobState } from '../job/types.js';
+import type { ConcurrencyStrategy } from '../job/concurrency.js';
 
 /**
  * The records the {@link Store} operations take and return (store.ts re-exports
@@ -24,6 +25,12 @@ export interface NewJob {
   maxAttempts: number;
   timeoutMs: number | null;
   key: string | null;
+  /** The concurrency key (none for schedules' jobs). */
+  concurrencyKey?: string | null;
+  /** Most running jobs of the queue with this key; null = no limit. */
+  concurrencyLimit?: number | null;
+  /** Applied at insert, in its transaction. @defaultValue 'queue' */
+  concurrencyStrategy?: ConcurrencyStrategy;
 }
 
 export interface InsertedJob {
@@ -209,6 +216,16 @@ export interface QueueLimit {
   concurrency: number;
   /** Its jobs running now (may exceed `concurrency` right after the limit was lowered). */
   running: number;
+}
+
+/** A concurrency key with live jobs, as `concurrencyKeyList` reads it. */
+export interface ConcurrencyKeyStat {
+  queue: string;
+  key: string;
+  queued: number;
+  running: number;
+  /** The most of its jobs running at once (the last enqueue's); null = no limit. */
+  limit: number | null;
 }
 
 /** What `jobCancelMany` did, by id (ascending). */

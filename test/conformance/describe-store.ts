@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { flowTests } from './flow.js';
+import { keyTests } from './keys.js';
 import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
@@ -36,5 +37,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     queueOpsTests(h);
     tableHealthTests(h);
     flowTests(h);
+    keyTests(h);
   });
 }

@@ -13,6 +13,7 @@ interface EnqueueFlags {
   maxAttempts?: number;
   timeout?: number;
   key?: string;
+  concurrencyKey?: string;
   tasks?: string;
   database?: string;
   json?: boolean;
@@ -41,6 +42,7 @@ export function enqueueCommand(): Command {
     .option('--max-attempts <n>', 'attempts before failed, 1..1000 (default: the task\'s, else 3)', anyInteger)
     .option('--timeout <ms>', 'per-attempt timeout, 1..2147483647 (default: the task\'s, else none)', anyInteger)
     .option('--key <key>', 'idempotency key, 1..500 characters: while a job with this key is not finished, return it instead')
+    .option('--concurrency-key <key>', "concurrency key, 1..500 characters: the queue's jobs with one key take turns and share the task's per-key limit (--tasks gives the limit)")
     .option('--tasks <file>', 'module exporting the tasks: refuses unknown names and checks the payload schema')
     .option('--json', 'print the job as JSON')
     .action(async (task: string, flags: EnqueueFlags) => {
@@ -53,6 +55,7 @@ export function enqueueCommand(): Command {
       if (flags.maxAttempts !== undefined) options.maxAttempts = flags.maxAttempts;
       if (flags.timeout !== undefined) options.timeout = flags.timeout;
       if (flags.key !== undefined) options.key = flags.key;
+      if (flags.concurrencyKey !== undefined) options.concurrencyKey = flags.concurrencyKey;
       const payload = flags.payload === undefined ? null : await readJsonOption('--payload', flags.payload);
       const tasks = flags.tasks ? await loadTasks(flags.tasks) : undefined;
       if (tasks && !tasks.some((t) => t.name === task)) {

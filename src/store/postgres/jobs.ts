@@ -4,6 +4,7 @@ import { CLEAR_LEASE } from '../constants.js';
 import type { CancelOutcome, InsertedJob, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { CLEARED_LEASE, moveJobs, RETRIED } from './move.js';
+import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
 
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
@@ -20,11 +21,11 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
       if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
       const inserted = (await db.query(ctx.sql(`
         WITH input AS (
-          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[])
-            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord)
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[], $11::text[], $12::int[])
+            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord, concurrency_key, concurrency_limit)
         ), ins AS (
-          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at)
-          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10 FROM input ORDER BY ord
+          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit)
+          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10, concurrency_key, concurrency_limit FROM input ORDER BY ord
           ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING
           RETURNING *
         )
@@ -39,6 +40,8 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
         pending.map((p) => p.job.key),
         pending.map((p) => p.index),
         date(now),
+        pending.map((p) => p.job.concurrencyKey ?? null),
+        pending.map((p) => p.job.concurrencyLimit ?? null),
       ])).rows as JobRow[];
       // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
       // Which inputs were skipped: keyed ones whose key (now) has a live job.
@@ -67,7 +70,12 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
         else pending.push(p);
       }
     }
-    return results as InsertedJob[];
+    const out = results as InsertedJob[];
+    const created = out.flatMap((o, i) => (o.created ? [{ id: o.job.id, job: jobs[i]! }] : []));
+    if (!(await applyKeyStrategies(ctx, db, created, now))) return out;
+    const reread = new Map(((await db.query(ctx.sql('SELECT * FROM :schema.jobs_all WHERE id = ANY($1::bigint[])'), [created.map((c) => c.id)])).rows as JobRow[])
+      .map((row) => [Number(row.id), rowToJob(row)]));
+    return out.map((o) => (o.created ? { job: reread.get(o.job.id) ?? o.job, created: true } : o));
   };
   return client ? run(client) : ctx.transaction(run);
 }

@@ -34,6 +34,8 @@ export const JOB_COLUMNS = {
   lease_token: 'integer',
   schedule_name: 'text',
   scheduled_for: 'timestamptz',
+  concurrency_key: 'text',
+  concurrency_limit: 'integer',
 } as const;
 
 /** A column of the job tables. */

@@ -3,26 +3,27 @@ import type { ClaimedJob, Job } from '../../job/types.js';
 import { CLEAR_LEASE } from '../constants.js';
 import type { CancelOutcome, InsertedJob, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
+import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
-const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at';
+const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit';
 const LIVE_KEY = `key = ? AND state IN ('queued','running')`;
 
 export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
   if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
   const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
   const insert = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now) RETURNING *`);
+    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @concurrencyKey, @concurrencyLimit) RETURNING *`);
   // Runs of jobs without a key go in as one INSERT … SELECT FROM json_each (about 2.5×
   // faster than a statement per row); keyed jobs one at a time, after the key lookup.
   const bulk = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ? FROM json_each(?)
+    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ?, value->>7, value->>8 FROM json_each(?)
     RETURNING *`);
   const insertRun = (run: NewJob[]): InsertedJob[] =>
-    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs]))) as JobRow[])
+    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs, j.concurrencyKey ?? null, j.concurrencyLimit ?? null]))) as JobRow[])
       .sort((a, b) => a.id - b.id)
       .map((row) => ({ job: rowToJob(row), created: true }));
   return ctx.transaction(() => {
@@ -36,44 +37,76 @@ export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: S
       if (run.length > 0) out.push(...insertRun(run));
       run = [];
       const existing = findByKey.get(job.key) as JobRow | undefined;
-      out.push(existing ? { job: rowToJob(existing), created: false } : { job: rowToJob(insert.get({ ...job, now }) as JobRow), created: true });
+      out.push(existing ? { job: rowToJob(existing), created: false }
+        : { job: rowToJob(insert.get({ ...job, concurrencyKey: job.concurrencyKey ?? null, concurrencyLimit: job.concurrencyLimit ?? null, now }) as JobRow), created: true });
     }
     if (run.length > 0) out.push(...insertRun(run));
-    return out;
+    // out is in input order, as are jobs.
+    const created = out.flatMap((o, i) => (o.created ? [{ id: o.job.id, job: jobs[i]! }] : []));
+    if (!applyKeyStrategies(ctx, created, now)) return out;
+    const reread = ctx.sql('SELECT * FROM jobs WHERE id = ?');
+    return out.map((o) => (o.created ? { job: rowToJob(reread.get(o.job.id) as JobRow), created: true } : o));
   });
 }
 
 export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
   // As on PostgreSQL: the distinct priorities of each served, unpaused queue's queued
-  // jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe per
-  // priority; then per (queue, priority) a range scan bounded by run_at <= now that
-  // stops after @limit rows, so jobs not yet due are never read; the best @limit of those.
-  // A queue with a concurrency limit (migration 11) gets at most `room` = limit − its
-  // running jobs, counted in this same write transaction: SQLite runs one writer at a
-  // time, so no other claim can start jobs between the count and the update.
+  // unkeyed jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe
+  // per priority; then per (queue, priority) a range scan bounded by run_at <= now that
+  // stops after @limit rows, so jobs not yet due are never read. Keyed jobs (migration
+  // 12): up to @limit keys with room and a due job, in turn order (fewest running, then
+  // longest since one of theirs started), and up to `limit − running` due jobs of each.
+  // Every job gets a turn (its key's running count plus its place in the key; unkeyed: 1),
+  // and the best @limit by turn, priority, run_at and id are claimed. A queue with a
+  // concurrency limit (migration 11) gets at most `room` = limit − its running jobs.
+  // Every count is read in this same write transaction: SQLite runs one writer at a time,
+  // so no other claim can start jobs between the count and the update.
   const rows = ctx.sql(`WITH RECURSIVE served(queue, room) AS (
       SELECT DISTINCT value, (SELECT l.concurrency - (SELECT count(*) FROM jobs INDEXED BY jobs_running_queue WHERE state = 'running' AND jobs.queue = value)
         FROM queues l WHERE l.name = value AND l.concurrency IS NOT NULL)
       FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
-    ), prio(queue, room, priority) AS (
-      SELECT queue, room, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = served.queue ORDER BY priority LIMIT 1)
-      FROM served WHERE room IS NULL OR room > 0
+    ), avail(queue, room) AS (
+      SELECT queue, room FROM served WHERE room IS NULL OR room > 0
+    ), prio(queue, priority) AS (
+      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND concurrency_key IS NULL AND jobs.queue = avail.queue ORDER BY priority LIMIT 1)
+      FROM avail
       UNION ALL
-      SELECT queue, room, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND jobs.queue = prio.queue AND jobs.priority > prio.priority ORDER BY priority LIMIT 1)
+      SELECT queue, (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' AND concurrency_key IS NULL AND jobs.queue = prio.queue AND jobs.priority > prio.priority ORDER BY priority LIMIT 1)
       FROM prio WHERE priority IS NOT NULL
-    ), picked AS (
-      SELECT j.id, j.priority, j.run_at, prio.room,
-        row_number() OVER (PARTITION BY prio.queue ORDER BY j.priority, j.run_at, j.id) AS n
+    ), unkeyed AS (
+      SELECT j.id, j.queue, j.priority, j.run_at, 1 AS turn
       FROM prio JOIN jobs j ON j.id IN (
         SELECT id FROM jobs INDEXED BY jobs_claim
-        WHERE state = 'queued' AND queue = prio.queue AND priority = prio.priority AND run_at <= @now
+        WHERE state = 'queued' AND concurrency_key IS NULL AND queue = prio.queue AND priority = prio.priority AND run_at <= @now
           AND task IN (SELECT value FROM json_each(@tasks))
         ORDER BY run_at, id LIMIT @limit)
       WHERE prio.priority IS NOT NULL
+    ), turns AS (
+      SELECT k.queue, k.key, k.running, k.max_running FROM concurrency_keys k INDEXED BY concurrency_keys_waiting
+      WHERE k.queued > 0 AND k.queue IN (SELECT queue FROM avail) AND (k.max_running IS NULL OR k.running < k.max_running)
+        AND EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_claim_keyed WHERE state = 'queued' AND queue = k.queue AND concurrency_key = k.key
+          AND run_at <= @now AND task IN (SELECT value FROM json_each(@tasks)))
+      ORDER BY k.running, k.last_started_at NULLS FIRST, k.queue, k.key
+      LIMIT @limit
+    ), keyed AS (
+      SELECT id, queue, priority, run_at, running + n AS turn, max_running - running AS room FROM (
+        SELECT j.id, j.queue, j.priority, j.run_at, t.running, t.max_running,
+          row_number() OVER (PARTITION BY t.queue, t.key ORDER BY j.priority, j.run_at, j.id) AS n
+        FROM turns t JOIN jobs j ON j.id IN (
+          SELECT id FROM jobs INDEXED BY jobs_claim_keyed
+          WHERE state = 'queued' AND queue = t.queue AND concurrency_key = t.key AND run_at <= @now
+            AND task IN (SELECT value FROM json_each(@tasks))
+          ORDER BY priority, run_at, id LIMIT @limit)
+      ) WHERE max_running IS NULL OR n <= max_running - running
+    ), ranked AS (
+      SELECT c.id, c.priority, c.run_at, c.turn, avail.room,
+        row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS n
+      FROM (SELECT id, queue, priority, run_at, turn FROM unkeyed UNION ALL SELECT id, queue, priority, run_at, turn FROM keyed) c
+      JOIN avail ON avail.queue = c.queue
     )
     UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = @workerId,
       lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now
-    WHERE id IN (SELECT id FROM picked WHERE room IS NULL OR n <= room ORDER BY priority, run_at, id LIMIT @limit)
+    WHERE id IN (SELECT id FROM ranked WHERE room IS NULL OR n <= room ORDER BY turn, priority, run_at, id LIMIT @limit)
     RETURNING *`).all({
     workerId: p.workerId,
     expires: p.now + p.leaseMs,

@@ -15,6 +15,7 @@ import { watchChanges } from './notifier.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
 import * as tableHealth from './table-health.js';
+import * as concurrencyKeys from './concurrency-keys.js';
 import * as queueLimits from './queue-limits.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
@@ -46,7 +47,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...concurrencyKeys });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a
