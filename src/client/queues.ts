@@ -17,6 +17,16 @@ export interface QueueInfo {
   concurrency: number | null;
 }
 
+/** A concurrency key with live jobs, as `baton.queues.keys()` shows it. */
+export interface KeyInfo {
+  queue: string;
+  key: string;
+  queued: number;
+  running: number;
+  /** The most of its jobs running at once, fleet-wide (the last enqueue's); null = no limit, turns only. */
+  limit: number | null;
+}
+
 /** What `setConcurrency` answers. */
 export interface ConcurrencyResult {
   queue: string;
@@ -77,6 +87,14 @@ export interface QueueAdmin {
    * @throws ValidationError for a bad name or limit (0, negative, not an integer); NotFoundError for a queue Baton does not know (see {@link PauseOptions.force})
    */
   setConcurrency(name: string, concurrency: number | null, options?: PauseOptions): Promise<ConcurrencyResult>;
+  /**
+   * The busiest concurrency keys with live (queued or running) jobs, of queue `name` or
+   * of every queue: most running first, then most queued. Read from the per-key counts
+   * the database keeps, so it costs the same with 10 or 100,000 jobs per key.
+   * @param options.limit - at most this many keys, 1..1000 @defaultValue 20
+   * @throws ValidationError for a bad name or limit
+   */
+  keys(name?: string, options?: { limit?: number }): Promise<KeyInfo[]>;
 }
 
 const nameSchema = storableString().min(1).max(200);
@@ -84,6 +102,7 @@ const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
 /** The largest queue concurrency limit: far beyond any fleet, small enough to be a plain integer on both drivers. */
 export const MAX_QUEUE_CONCURRENCY = 1_000_000;
 const concurrencySchema = z.number().int().min(1).max(MAX_QUEUE_CONCURRENCY).nullable();
+const keysOptionsSchema = z.strictObject({ limit: z.number().int().min(1).max(1000).optional() });
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
 export function queueAdmin(deps: ClientDeps): QueueAdmin {
@@ -131,6 +150,11 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       // Room to claim in this process: its workers claim at once, as after a resume.
       if (changed) deps.events.emit('queue:resumed', { queue });
       return { queue, concurrency: limit, changed };
+    },
+    async keys(name, options = {}) {
+      const queue = name === undefined ? undefined : parseInput(nameSchema, name, 'invalid queue name');
+      const { limit = 20 } = parseInput(keysOptionsSchema, options, 'invalid keys options');
+      return deps.store.concurrencyKeyList({ ...(queue === undefined ? {} : { queue }), limit });
     },
   };
 }

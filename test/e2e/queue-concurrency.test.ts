@@ -10,25 +10,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { openBaton, tempDatabase, testDriver } from '../helpers/db.js';
-import { Ledger, type LedgerRow } from '../helpers/ledger.js';
+import { Ledger, maxOverlap } from '../helpers/ledger.js';
 
 const ledgers: Ledger[] = [];
 afterEach(() => {
   for (const ledger of ledgers.splice(0)) ledger.close();
 });
-
-/** The most intervals open at one instant (an end at t closes before a start at t). */
-function maxOverlap(rows: LedgerRow[]): number {
-  const edges = rows.flatMap((r) => [
-    { at: r.startedAt, delta: 1 },
-    { at: r.finishedAt!, delta: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let open = 0;
-  let most = 0;
-  for (const edge of edges) most = Math.max(most, (open += edge.delta));
-  return most;
-}
 
 describe(`queue concurrency across processes (${testDriver})`, () => {
   it('four workers × 5 slots, queue limit 3, 200 jobs of random length: never more than 3 running at once, all complete', async () => {

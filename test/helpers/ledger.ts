@@ -45,3 +45,16 @@ export class Ledger {
     this.#db.close();
   }
 }
+
+/** The most intervals open at one instant (an end at t closes before a start at t). */
+export function maxOverlap(rows: LedgerRow[]): number {
+  const edges = rows.flatMap((r) => [
+    { at: r.startedAt, delta: 1 },
+    { at: r.finishedAt!, delta: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let open = 0;
+  let most = 0;
+  for (const edge of edges) most = Math.max(most, (open += edge.delta));
+  return most;
+}
