@@ -16,6 +16,7 @@ import { deleteCommand } from './commands/delete.js';
 import { purgeCommand } from './commands/purge.js';
 import { queueCommand } from './commands/queue.js';
 import { queuesCommand } from './commands/queues.js';
+import { keysCommand } from './commands/keys.js';
 import { printableLines } from './output.js';
 
 /** Makes a command and its subcommands throw instead of exiting, and print errors as `baton: …`. */
@@ -65,6 +66,7 @@ export function createProgram(): Command {
     servicesCommand(),
     queuesCommand(),
     queueCommand(),
+    keysCommand(),
     deleteCommand(),
     purgeCommand(),
     migrateCommand(),

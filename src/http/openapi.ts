@@ -116,6 +116,19 @@ export const openApiDocument = {
     },
     '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
     '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues/keys': {
+      get: {
+        summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only)',
+        parameters: [
+          { name: 'queue', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'only this queue (default: every queue)' },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } },
+        ],
+        responses: {
+          '200': ok('the keys', { type: 'object', properties: { keys: { type: 'array', items: { type: 'object', properties: { queue: { type: 'string' }, key: { type: 'string' }, queued: { type: 'integer' }, running: { type: 'integer' }, limit: { type: ['integer', 'null'] } } } } } }),
+          ...errors,
+        },
+      },
+    },
     '/api/workers': { get: { summary: 'Live worker processes (any host)', responses: { '200': ok('workers'), ...errors } } },
     '/api/queues/{name}/pause': {
       post: {

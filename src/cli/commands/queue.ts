@@ -3,7 +3,8 @@ import { withBaton, withDatabase } from '../options.js';
 import { MAX_QUEUE_CONCURRENCY } from '../../client/queues.js';
 import { out, printable, printJson } from '../output.js';
 
-const queueName = (value: string) => {
+/** Parser of a queue-name argument: refuses an empty one (exit code 2). */
+export const queueName = (value: string) => {
   if (value.length === 0) throw new InvalidArgumentError('a queue name is required.');
   return value;
 };

@@ -33,11 +33,14 @@ const enqueueBody = z.strictObject({
     })
     .optional(),
 });
+/** A `limit` query parameter: an integer 1..1000 as text, as a number. */
+export const limitText = z.string().regex(/^\d{1,4}$/, 'an integer 1..1000').transform(Number).pipe(z.number().int().min(1).max(1000));
+
 const listQuery = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
   queue: storableString().min(1).optional(),
   task: storableString().min(1).optional(),
-  limit: z.string().regex(/^\d{1,4}$/, 'an integer 1..1000').transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
+  limit: limitText.optional(),
   cursor: z.string().regex(/^[1-9]\d{0,15}$/, 'a cursor from nextCursor').transform(Number).optional(),
 });
 

@@ -82,11 +82,11 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
         ORDER BY run_at, id LIMIT @limit)
       WHERE prio.priority IS NOT NULL
     ), turns AS (
-      SELECT k.queue, k.key, k.running, k.max_running FROM concurrency_keys k INDEXED BY concurrency_keys_waiting
+      SELECT k.queue, k.key, k.running, k.max_running FROM concurrency_keys k INDEXED BY concurrency_keys_turn
       WHERE k.queued > 0 AND k.queue IN (SELECT queue FROM avail) AND (k.max_running IS NULL OR k.running < k.max_running)
         AND EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_claim_keyed WHERE state = 'queued' AND queue = k.queue AND concurrency_key = k.key
           AND run_at <= @now AND task IN (SELECT value FROM json_each(@tasks)))
-      ORDER BY k.running, k.last_started_at NULLS FIRST, k.queue, k.key
+      ORDER BY k.running, k.last_started_at, k.key, k.queue
       LIMIT @limit
     ), keyed AS (
       SELECT id, queue, priority, run_at, running + n AS turn, max_running - running AS room FROM (

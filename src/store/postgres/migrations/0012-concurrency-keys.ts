@@ -36,7 +36,7 @@ export const migration: Migration = {
       last_started_at timestamptz,
       PRIMARY KEY (queue, key)
     );
-    CREATE INDEX concurrency_keys_waiting ON :schema.concurrency_keys (queue) WHERE queued > 0;
+    CREATE INDEX concurrency_keys_turn ON :schema.concurrency_keys (running, last_started_at NULLS FIRST, key, queue) WHERE queued > 0;
     DROP INDEX :schema.jobs_claim;
     CREATE INDEX jobs_claim ON :schema.jobs (queue, priority, run_at, id) WHERE state = 'queued' AND concurrency_key IS NULL;
     CREATE INDEX jobs_claim_keyed ON :schema.jobs (queue, concurrency_key, priority, run_at, id) WHERE state = 'queued' AND concurrency_key IS NOT NULL;
@@ -76,12 +76,13 @@ export const migration: Migration = {
     CREATE OR REPLACE FUNCTION :schema.claim_jobs(p_now timestamptz, p_queues text[], p_tasks text[], p_limit integer, p_worker text, p_expires timestamptz)
     RETURNS SETOF :schema.jobs LANGUAGE plpgsql VOLATILE AS $$
     DECLARE
-      k_queues text[];
-      k_keys text[];
+      k_queues text[] := '{}';
+      k_keys text[] := '{}';
+      turn record;
     BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
       IF NOT EXISTS (SELECT 1 FROM :schema.queues q WHERE q.name = ANY(p_queues) AND q.concurrency IS NOT NULL)
-        AND NOT EXISTS (SELECT 1 FROM :schema.concurrency_keys k WHERE k.queue = ANY(p_queues) AND k.queued > 0) THEN
+        AND NOT EXISTS (SELECT 1 FROM :schema.jobs j WHERE j.state = 'queued' AND j.concurrency_key IS NOT NULL AND j.queue = ANY(p_queues)) THEN
         -- No served queue has a limit or keyed work: the claim as it was (issue 4), no lock.
         RETURN QUERY
         WITH RECURSIVE prio AS (
@@ -110,17 +111,24 @@ export const migration: Migration = {
       END IF;
       -- Wait for the claims of limited queues in flight.
       PERFORM 1 FROM :schema.queues q WHERE q.name = ANY(p_queues) AND q.concurrency IS NOT NULL ORDER BY q.name FOR UPDATE;
-      -- Take the keys whose turn it is, passing over those another claim holds.
-      SELECT array_agg(w.queue), array_agg(w.key) INTO k_queues, k_keys FROM (
-        SELECT k.queue, k.key FROM :schema.concurrency_keys k
-        WHERE k.queue = ANY(p_queues) AND k.queued > 0 AND (k.max_running IS NULL OR k.running < k.max_running)
-          AND NOT EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = k.queue AND p.paused_at IS NOT NULL)
-          AND EXISTS (SELECT 1 FROM :schema.jobs j WHERE j.state = 'queued' AND j.concurrency_key = k.key AND j.queue = k.queue
-            AND j.run_at <= p_now AND j.task = ANY(p_tasks))
-        ORDER BY k.running, k.last_started_at NULLS FIRST, k.queue, k.key
-        LIMIT p_limit
-        FOR UPDATE OF k SKIP LOCKED
-      ) w;
+      -- Take the keys whose turn it is, walking them in turn order (the index
+      -- concurrency_keys_turn, read lazily by the loop's cursor) and stopping at p_limit:
+      -- a key of a paused queue, without a due job of a served task, or held by another
+      -- claim (SKIP LOCKED) is passed over. The lock re-reads the row's latest version.
+      FOR turn IN SELECT k.queue, k.key FROM :schema.concurrency_keys k
+        WHERE k.queued > 0 AND k.queue = ANY(p_queues) AND (k.max_running IS NULL OR k.running < k.max_running)
+        ORDER BY k.running, k.last_started_at NULLS FIRST, k.key, k.queue
+      LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM :schema.queues p WHERE p.name = turn.queue AND p.paused_at IS NOT NULL);
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM :schema.jobs j WHERE j.state = 'queued' AND j.concurrency_key = turn.key AND j.queue = turn.queue
+          AND j.run_at <= p_now AND j.task = ANY(p_tasks));
+        PERFORM 1 FROM :schema.concurrency_keys k WHERE k.queue = turn.queue AND k.key = turn.key
+          AND k.queued > 0 AND (k.max_running IS NULL OR k.running < k.max_running) FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        k_queues := k_queues || turn.queue;
+        k_keys := k_keys || turn.key;
+        EXIT WHEN cardinality(k_keys) >= p_limit;
+      END LOOP;
       RETURN QUERY
       WITH RECURSIVE served AS (
         SELECT s.name AS queue,

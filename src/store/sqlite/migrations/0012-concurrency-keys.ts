@@ -28,7 +28,7 @@ export const migration: Migration = {
       last_started_at INTEGER,
       PRIMARY KEY (queue, key)
     ) WITHOUT ROWID;
-    CREATE INDEX concurrency_keys_waiting ON concurrency_keys (queue) WHERE queued > 0;
+    CREATE INDEX concurrency_keys_turn ON concurrency_keys (running, last_started_at, key, queue) WHERE queued > 0;
     DROP INDEX jobs_claim;
     CREATE INDEX jobs_claim ON jobs (queue, priority, run_at, id) WHERE state = 'queued' AND concurrency_key IS NULL;
     CREATE INDEX jobs_claim_keyed ON jobs (queue, concurrency_key, priority, run_at, id) WHERE state = 'queued' AND concurrency_key IS NOT NULL;
