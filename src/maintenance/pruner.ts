@@ -55,7 +55,8 @@ export interface PrunerDeps {
 /**
  * The pruner of finished jobs (River's JobCleaner, Oban's Pruner). One pass applies
  * every rule of {@link pruneRules}: per state and scope, `jobDeleteFinished` with
- * cutoff now − retention; per queue with `keep`, `jobDeleteFinishedBeyond`. Each
+ * cutoff now − retention; per queue with `keep`, `jobDeleteFinishedBeyond`; then
+ * deletes the logged starts no rate limit's window counts any more (`rateStartsPrune`). Each
  * rule deletes in batches of `batchSize` (one short statement each, oldest first)
  * until a batch comes back short, pausing {@link BATCH_PAUSE_MS} between batches,
  * so no statement locks or reads the whole table and other writers get their turn.
@@ -108,7 +109,8 @@ export class Pruner {
     const report: PruneReport = { deleted: 0, batches: 0, aborted: false };
     const { store } = this.#deps;
     const limit = this.#batchSize;
-    const rules: Array<{ event: Omit<PrunerEvents['jobs:pruned'], 'deleted' | 'durationMs'>; batch: () => Promise<number> }> = [
+    // A rule without `event` deletes what is not a job (the rate limits' old starts).
+    const rules: Array<{ event?: Omit<PrunerEvents['jobs:pruned'], 'deleted' | 'durationMs'>; batch: () => Promise<number> }> = [
       ...this.#rules.age.map((rule) => {
         const finishedBefore = now - rule.maxAgeMs;
         return {
@@ -120,6 +122,7 @@ export class Pruner {
         event: { state: null, queue: rule.queue, task: null, finishedBefore: null, keep: rule.keep },
         batch: () => store.jobDeleteFinishedBeyond({ queue: rule.queue, keep: rule.keep, limit }),
       })),
+      { batch: () => store.rateStartsPrune({ now, limit }) },
     ];
     for (const rule of rules) {
       for (;;) {
@@ -129,7 +132,7 @@ export class Pruner {
         }
         const started = performance.now();
         const deleted = await rule.batch();
-        if (deleted > 0) {
+        if (deleted > 0 && rule.event) {
           report.deleted += deleted;
           report.batches++;
           this.#deps.events.emit('jobs:pruned', { ...rule.event, deleted, durationMs: performance.now() - started });

@@ -191,6 +191,15 @@ export abstract class DriverStore<C> implements Store {
   queueListLimits(params?: StoreParams<'queueListLimits'>) {
     return this.#operations.queueListLimits(this.#context, params);
   }
+  queueSetRateLimit(params: StoreParams<'queueSetRateLimit'>) {
+    return this.#operations.queueSetRateLimit(this.#context, params);
+  }
+  queueListRateLimits(params: StoreParams<'queueListRateLimits'>) {
+    return this.#operations.queueListRateLimits(this.#context, params);
+  }
+  rateStartsPrune(params: StoreParams<'rateStartsPrune'>) {
+    return this.#operations.rateStartsPrune(this.#context, params);
+  }
   concurrencyKeyList(params: StoreParams<'concurrencyKeyList'>) {
     return this.#operations.concurrencyKeyList(this.#context, params);
   }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -352,6 +352,31 @@ export interface Store {
 
   /** The queues with a concurrency limit, by name, each with its running jobs now. */
   queueListLimits(params?: Record<string, never>): Promise<QueueLimit[]>;
+
+  /**
+   * Sets (`rate`) or clears (null) queue `name`'s rate limit, creating its row when
+   * missing: `perKey` false bounds the queue's starts together, true each concurrency
+   * key's starts apart (unkeyed jobs are not counted). Every claim that starts after this
+   * commits honours it, exactly: in no window of `periodMs` do more than `limit` starts
+   * happen (sliding-window log, migration 13). Any change wakes other processes' workers
+   * as a resume does.
+   * @returns true when the rate changed, false when it already was so
+   */
+  queueSetRateLimit(params: { name: string; perKey: boolean; rate: RateLimit | null; now: number }): Promise<boolean>;
+
+  /**
+   * The rate limits of every queue (or of `queues`), by queue then scope (queue first),
+   * each with its window at `now`: starts used and when the next is allowed.
+   */
+  queueListRateLimits(params: { now: number; queues?: string[] }): Promise<QueueRateLimit[]>;
+
+  /**
+   * Deletes at most `limit` (1..10000) logged starts that no window at `now` counts any
+   * more (older than their queue's longest rate period, or of a queue without a rate
+   * limit). The pruner calls it batch after batch.
+   * @returns how many were deleted
+   */
+  rateStartsPrune(params: { now: number; limit: number }): Promise<number>;
 
   /**
    * The busiest concurrency keys with live jobs (of `queue`, or of every queue): most

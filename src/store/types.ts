@@ -218,6 +218,28 @@ export interface QueueLimit {
   running: number;
 }
 
+/** A rate: at most `limit` job starts in any window of `periodMs` milliseconds. */
+export interface RateLimit {
+  /** Starts per window, 1..10000 (a claim counts up to this many logged starts). */
+  limit: number;
+  /** The window's length, ms, 1..604800000 (7 days). */
+  periodMs: number;
+}
+
+/** A queue's rate limit and its window at `now`, as `queueListRateLimits` reads it. */
+export interface QueueRateLimit extends RateLimit {
+  queue: string;
+  /** False: the queue's starts together; true: each concurrency key's starts apart. */
+  perKey: boolean;
+  /** Starts in the window ending now (per key: the busiest key's). */
+  used: number;
+  /**
+   * When a start is next allowed, ms since the epoch, while the window is full (per key:
+   * the earliest time any full key's window frees a place); null while there is room.
+   */
+  nextAt: number | null;
+}
+
 /** A concurrency key with live jobs, as `concurrencyKeyList` reads it. */
 export interface ConcurrencyKeyStat {
   queue: string;

@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { flowTests } from './flow.js';
 import { keyTests } from './keys.js';
+import { rateTests } from './rates.js';
 import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
@@ -23,7 +24,7 @@ export type { StoreFactory } from './harness.js';
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
- * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits).
+ * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -38,5 +39,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     tableHealthTests(h);
     flowTests(h);
     keyTests(h);
+    rateTests(h);
   });
 }

@@ -49,6 +49,13 @@ export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: S
   });
 }
 
+/** A room no limit reaches: what `min` compares a queue's missing limit as. */
+const NO_LIMIT = 2_147_483_647;
+/** A key's starts left in its queue's per-key rate window (migration 13); NULL when the queue has no per-key rate. */
+const KEY_RATE_ROOM = `SELECT r.key_rate_limit - (SELECT count(*) FROM rate_limit_starts s INDEXED BY rate_limit_starts_key
+    WHERE s.queue = k.queue AND s.key = k.key AND s.started_at > @now - r.key_rate_period_ms)
+  FROM queues r WHERE r.name = k.queue AND r.key_rate_limit IS NOT NULL`;
+
 export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
   // As on PostgreSQL: the distinct priorities of each served, unpaused queue's queued
   // unkeyed jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe
@@ -58,12 +65,18 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
   // longest since one of theirs started), and up to `limit − running` due jobs of each.
   // Every job gets a turn (its key's running count plus its place in the key; unkeyed: 1),
   // and the best @limit by turn, priority, run_at and id are claimed. A queue with a
-  // concurrency limit (migration 11) gets at most `room` = limit − its running jobs.
+  // concurrency limit (migration 11) gets at most `room` = limit − its running jobs; one
+  // with a rate limit (migration 13), at most rate − its starts in the window (the lesser
+  // of the two), and a key under a per-key rate at most its own rate room. The trigger
+  // jobs_rate_start logs each start a rate counts in this same statement.
   // Every count is read in this same write transaction: SQLite runs one writer at a time,
   // so no other claim can start jobs between the count and the update.
   const rows = ctx.sql(`WITH RECURSIVE served(queue, room) AS (
-      SELECT DISTINCT value, (SELECT l.concurrency - (SELECT count(*) FROM jobs INDEXED BY jobs_running_queue WHERE state = 'running' AND jobs.queue = value)
-        FROM queues l WHERE l.name = value AND l.concurrency IS NOT NULL)
+      SELECT DISTINCT value, (SELECT min(
+          coalesce(CASE WHEN l.concurrency IS NOT NULL THEN l.concurrency - (SELECT count(*) FROM jobs INDEXED BY jobs_running_queue WHERE state = 'running' AND jobs.queue = value) END, ${NO_LIMIT}),
+          coalesce(CASE WHEN l.rate_limit IS NOT NULL THEN l.rate_limit - (SELECT count(*) FROM rate_limit_starts INDEXED BY rate_limit_starts_queue
+            WHERE rate_limit_starts.queue = value AND started_at > @now - l.rate_period_ms) END, ${NO_LIMIT}))
+        FROM queues l WHERE l.name = value AND (l.concurrency IS NOT NULL OR l.rate_limit IS NOT NULL))
       FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
     ), avail(queue, room) AS (
       SELECT queue, room FROM served WHERE room IS NULL OR room > 0
@@ -82,22 +95,23 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
         ORDER BY run_at, id LIMIT @limit)
       WHERE prio.priority IS NOT NULL
     ), turns AS (
-      SELECT k.queue, k.key, k.running, k.max_running FROM concurrency_keys k INDEXED BY concurrency_keys_turn
+      SELECT k.queue, k.key, k.running, k.max_running, (${KEY_RATE_ROOM}) AS rate_room FROM concurrency_keys k INDEXED BY concurrency_keys_turn
       WHERE k.queued > 0 AND k.queue IN (SELECT queue FROM avail) AND (k.max_running IS NULL OR k.running < k.max_running)
+        AND coalesce((${KEY_RATE_ROOM}), 1) > 0
         AND EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_claim_keyed WHERE state = 'queued' AND queue = k.queue AND concurrency_key = k.key
           AND run_at <= @now AND task IN (SELECT value FROM json_each(@tasks)))
       ORDER BY k.running, k.last_started_at, k.key, k.queue
       LIMIT @limit
     ), keyed AS (
-      SELECT id, queue, priority, run_at, running + n AS turn, max_running - running AS room FROM (
-        SELECT j.id, j.queue, j.priority, j.run_at, t.running, t.max_running,
+      SELECT id, queue, priority, run_at, running + n AS turn FROM (
+        SELECT j.id, j.queue, j.priority, j.run_at, t.running, t.max_running, t.rate_room,
           row_number() OVER (PARTITION BY t.queue, t.key ORDER BY j.priority, j.run_at, j.id) AS n
         FROM turns t JOIN jobs j ON j.id IN (
           SELECT id FROM jobs INDEXED BY jobs_claim_keyed
           WHERE state = 'queued' AND queue = t.queue AND concurrency_key = t.key AND run_at <= @now
             AND task IN (SELECT value FROM json_each(@tasks))
           ORDER BY priority, run_at, id LIMIT @limit)
-      ) WHERE max_running IS NULL OR n <= max_running - running
+      ) WHERE (max_running IS NULL OR n <= max_running - running) AND (rate_room IS NULL OR n <= rate_room)
     ), ranked AS (
       SELECT c.id, c.priority, c.run_at, c.turn, avail.room,
         row_number() OVER (PARTITION BY c.queue ORDER BY c.turn, c.priority, c.run_at, c.id) AS n
