@@ -14,7 +14,7 @@ export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult } from './client/cancel.js';
 export type { ListOptions } from './client/query.js';
 export type { WorkerInfo, ThroughputPoint } from './client/fleet.js';
-export { MAX_QUEUE_CONCURRENCY, type QueueAdmin, type QueueInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo } from './client/queues.js';
+export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions } from './client/queues.js';
 export { CONCURRENCY_STRATEGIES, MAX_KEY_CONCURRENCY, type ConcurrencyStrategy, type KeyConcurrency } from './job/concurrency.js';
 export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyResult, CancelManyResult, PurgeResult } from './client/bulk.js';
 export { createHttpApp, type HttpAppOptions } from './http/app.js';

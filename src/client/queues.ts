@@ -15,6 +15,37 @@ export interface QueueInfo {
   counts: Record<JobState, number>;
   /** The fleet-wide limit on its running jobs; null when it has none. */
   concurrency: number | null;
+  /** Its fleet-wide rate limit on starts, with the window now; null when it has none. */
+  rateLimit: RateState | null;
+  /** The rate limit on each of its concurrency keys' starts, with the busiest key's window; null when it has none. */
+  keyRateLimit: RateState | null;
+}
+
+/** A rate: at most `limit` job starts in any window of `periodMs` (a sliding window, fleet-wide). */
+export interface Rate {
+  /** Starts per window, 1..10000. */
+  limit: number;
+  /** The window, ms, 1..604800000 (7 days). */
+  periodMs: number;
+}
+
+/** A rate limit and its window now, as `baton.queues.list()` shows it. */
+export interface RateState extends Rate {
+  /** Starts in the window that ends now (per key: the busiest key's). */
+  used: number;
+  /** While the window is full: when a start is next allowed (per key: the first full key's); null while there is room. */
+  nextAt: Date | null;
+}
+
+/** What `setRateLimit` answers. */
+export interface RateLimitResult {
+  queue: string;
+  /** True for the per-key rate, false for the queue's. */
+  perKey: boolean;
+  /** The rate now; null when none. */
+  rate: Rate | null;
+  /** False when it already was so. */
+  changed: boolean;
 }
 
 /** A concurrency key with live jobs, as `baton.queues.keys()` shows it. */
@@ -43,6 +74,14 @@ export interface PauseResult {
   paused: boolean;
   /** False when it already was so (pausing a paused queue keeps its first `pausedAt`). */
   changed: boolean;
+}
+
+/** Options of {@link QueueAdmin.setRateLimit}. */
+export interface RateLimitOptions {
+  /** The per-key rate (each concurrency key of the queue apart) rather than the queue's. @defaultValue false */
+  perKey?: boolean;
+  /** Set it on a queue Baton does not know yet (see {@link PauseOptions.force}). @defaultValue false */
+  force?: boolean;
 }
 
 /** Options of {@link QueueAdmin.pause}. */
@@ -88,6 +127,21 @@ export interface QueueAdmin {
    */
   setConcurrency(name: string, concurrency: number | null, options?: PauseOptions): Promise<ConcurrencyResult>;
   /**
+   * Sets the most jobs of queue `name` that may start in any window of `periodMs`
+   * across the whole fleet, or removes it (`null`): with `perKey`, the most of each of
+   * its concurrency keys' jobs instead (unkeyed jobs are not counted); the two can be
+   * set together. Stored and changeable at any time, like a concurrency limit. Exact: no
+   * sliding window of `periodMs` ever holds more than `limit` starts, however many
+   * workers claim at once (the store keeps a log of starts; docs/flow-control.md). Jobs
+   * over the rate stay queued and start as the window frees places; workers claim again
+   * the moment it does. A handler that meets a remote rate limit can instead throw
+   * `RateLimitedError` (the job is snoozed, no attempt counted).
+   * @param rate - `{ limit: 1..10000, periodMs: 1..604800000 }`, or null for none
+   * @param options.perKey - the per-key rate rather than the queue's @defaultValue false
+   * @throws ValidationError for a bad name or rate; NotFoundError for a queue Baton does not know (see {@link PauseOptions.force})
+   */
+  setRateLimit(name: string, rate: Rate | null, options?: RateLimitOptions): Promise<RateLimitResult>;
+  /**
    * The busiest concurrency keys with live (queued or running) jobs, of queue `name` or
    * of every queue: most running first, then most queued. Read from the per-key counts
    * the database keeps, so it costs the same with 10 or 100,000 jobs per key.
@@ -102,6 +156,15 @@ const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
 /** The largest queue concurrency limit: far beyond any fleet, small enough to be a plain integer on both drivers. */
 export const MAX_QUEUE_CONCURRENCY = 1_000_000;
 const concurrencySchema = z.number().int().min(1).max(MAX_QUEUE_CONCURRENCY).nullable();
+/** The most starts a rate counts per window: a claim counts up to this many logged starts. */
+export const MAX_RATE_LIMIT = 10_000;
+/** The longest rate window, ms (7 days). */
+export const MAX_RATE_PERIOD_MS = 604_800_000;
+const rateSchema = z.strictObject({
+  limit: z.number().int().min(1).max(MAX_RATE_LIMIT),
+  periodMs: z.number().int().min(1).max(MAX_RATE_PERIOD_MS),
+}).nullable();
+const rateOptionsSchema = z.strictObject({ perKey: z.boolean().optional(), force: z.boolean().optional() });
 const keysOptionsSchema = z.strictObject({ limit: z.number().int().min(1).max(1000).optional() });
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
@@ -119,16 +182,20 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
   };
   return {
     async list() {
-      const [counts, paused, limits] = await Promise.all([deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits()]);
+      const now = deps.clock.now();
+      const [counts, paused, limits, rates] = await Promise.all([
+        deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits(), deps.store.queueListRateLimits({ now }),
+      ]);
       const byName = new Map<string, QueueInfo>();
       const entry = (name: string) => {
         let info = byName.get(name);
-        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null }));
+        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null, rateLimit: null, keyRateLimit: null }));
         return info;
       };
       for (const row of counts) entry(row.queue).counts[row.state] = row.count;
       for (const row of paused) Object.assign(entry(row.queue), { paused: true, pausedAt: new Date(row.pausedAt) });
       for (const row of limits) entry(row.queue).concurrency = row.concurrency;
+      for (const { queue, perKey, nextAt, ...rate } of rates) entry(queue)[perKey ? 'keyRateLimit' : 'rateLimit'] = { ...rate, nextAt: nextAt === null ? null : new Date(nextAt) };
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async pause(name, options = {}) {
@@ -150,6 +217,15 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       // Room to claim in this process: its workers claim at once, as after a resume.
       if (changed) deps.events.emit('queue:resumed', { queue });
       return { queue, concurrency: limit, changed };
+    },
+    async setRateLimit(name, rate, options = {}) {
+      const { perKey = false, force = false } = parseInput(rateOptionsSchema, options, 'invalid rate limit options');
+      const parsed = parseInput(rateSchema, rate, `invalid rate limit ({ limit: 1..${MAX_RATE_LIMIT}, periodMs: 1..${MAX_RATE_PERIOD_MS} }, or null for none)`);
+      const queue = await checkName(name, force);
+      const changed = await deps.store.queueSetRateLimit({ name: queue, perKey, rate: parsed, now: deps.clock.now() });
+      // This process's workers claim at once, as after a resume (a raised rate has room).
+      if (changed) deps.events.emit('queue:resumed', { queue });
+      return { queue, perKey, rate: parsed, changed };
     },
     async keys(name, options = {}) {
       const queue = name === undefined ? undefined : parseInput(nameSchema, name, 'invalid queue name');

@@ -115,7 +115,7 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
-    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/queues/keys': {
       get: {
         summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only)',
@@ -147,6 +147,14 @@ export const openApiDocument = {
         parameters: [nameParam],
         requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['concurrency'], properties: { concurrency: { type: ['integer', 'null'], minimum: 1, maximum: 1000000 }, force: { type: 'boolean', default: false } } }) },
         responses: { '200': ok('the queue', { type: 'object', properties: { queue: { type: 'string' }, concurrency: { type: ['integer', 'null'] }, changed: { type: 'boolean' } } }), ...errors },
+      },
+    },
+    '/api/queues/{name}/rate-limit': {
+      put: {
+        summary: "Set or remove (rate null) the most jobs of a queue that may start in any sliding window of periodMs across the fleet (admin); perKey: each concurrency key's starts apart. Stored, exact. Unknown queue → 404 unless force",
+        parameters: [nameParam],
+        requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['rate'], properties: { rate: { oneOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, required: ['limit', 'periodMs'], properties: { limit: { type: 'integer', minimum: 1, maximum: 10000 }, periodMs: { type: 'integer', minimum: 1, maximum: 604800000 } } }] }, perKey: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } }) },
+        responses: { '200': ok('the queue', { type: 'object', properties: { queue: { type: 'string' }, perKey: { type: 'boolean' }, rate: { type: ['object', 'null'] }, changed: { type: 'boolean' } } }), ...errors },
       },
     },
     '/api/jobs/retry-many': {

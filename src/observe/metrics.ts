@@ -27,6 +27,9 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_jobs_running` | gauge | queue | running jobs in the database (every worker), at scrape |
  * | `baton_queue_jobs` | gauge | queue, state | jobs per queue and stored state, at scrape |
  * | `baton_queue_concurrency_limit` | gauge | queue | the fleet-wide limit on running jobs of each queue that has one, at scrape |
+ * | `baton_queue_rate_limit` | gauge | queue, scope | starts allowed per rate window (scope `queue` or `key`), at scrape |
+ * | `baton_queue_rate_used` | gauge | queue, scope | starts in the window ending at scrape (`key`: the busiest key's) |
+ * | `baton_concurrency_key_jobs` | gauge | queue, key, state | running and queued jobs of the 20 busiest concurrency keys, at scrape |
  */
 export interface Metrics {
   readonly registry: Registry;
@@ -36,6 +39,9 @@ export interface Metrics {
   /** Stops listening to events. */
   close(): void;
 }
+
+/** Concurrency keys `baton_concurrency_key_jobs` lists: a bound on its series, whatever the number of keys. */
+const BUSIEST_KEYS = 20;
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
@@ -94,6 +100,39 @@ export function createMetrics(baton: Baton): Metrics {
     async collect() {
       this.reset();
       for (const q of await baton.queues.list()) if (q.concurrency !== null) this.set({ queue: q.name }, q.concurrency);
+    },
+  });
+
+  for (const [name, help, field] of [
+    ['baton_queue_rate_limit', 'Starts allowed per rate window, by queue and scope ("queue": the queue\'s starts together; "key": each concurrency key\'s)', 'limit'],
+    ['baton_queue_rate_used', 'Starts in the rate window that ends at scrape, by queue and scope ("key": the busiest key\'s)', 'used'],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['queue', 'scope'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const q of await baton.queues.list()) {
+          if (q.rateLimit) this.set({ queue: q.name, scope: 'queue' }, q.rateLimit[field]);
+          if (q.keyRateLimit) this.set({ queue: q.name, scope: 'key' }, q.keyRateLimit[field]);
+        }
+      },
+    });
+  }
+
+  new Gauge({
+    name: 'baton_concurrency_key_jobs',
+    help: `Live jobs of the ${BUSIEST_KEYS} busiest concurrency keys (most running, then most queued), by queue, key and state`,
+    labelNames: ['queue', 'key', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const k of await baton.queues.keys(undefined, { limit: BUSIEST_KEYS })) {
+        this.set({ queue: k.queue, key: k.key, state: 'running' }, k.running);
+        this.set({ queue: k.queue, key: k.key, state: 'queued' }, k.queued);
+      }
     },
   });
 

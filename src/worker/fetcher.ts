@@ -5,13 +5,13 @@ import type { WorkerState } from './state.js';
  * Claims due jobs into the free slots (one `jobClaim` for all of them) and starts
  * a run for each. When a run frees its slot, `onSlotFree` is called so the worker
  * can claim again; the run stays in `state.runs` until its outcome is written. Does nothing while the worker is stopping.
- * @returns how many jobs were claimed
+ * @returns whether the claim filled fewer slots than were free (false when it claimed nothing because none was free)
  */
-export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<number> {
+export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<boolean> {
   let busy = 0;
   for (const run of state.runs) if (!run.slotFree) busy++;
   const free = state.options.concurrency - busy;
-  if (state.stopping || free <= 0 || state.tasks.size === 0) return 0;
+  if (state.stopping || free <= 0 || state.tasks.size === 0) return false;
   const claimed = await state.store.jobClaim({
     workerId: state.options.workerId,
     tasks: [...state.tasks.keys()],
@@ -23,7 +23,7 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
   if (state.stopping && claimed.length > 0) {
     // stop() began while this claim was in flight: hand the jobs straight back.
     await state.store.jobRelease({ leases: claimed.map((job) => ({ id: job.id, token: job.leaseToken })), now: state.clock.now() });
-    return 0;
+    return false;
   }
   for (const job of claimed) {
     const run = new JobRun(job, state.tasks.get(job.task)!, state.executor);
@@ -32,5 +32,5 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
     void run.slotFreed.then(onSlotFree);
     void run.done.then(() => state.runs.delete(run));
   }
-  return claimed.length;
+  return claimed.length < free;
 }

@@ -13,6 +13,7 @@ import { Pruner } from '../maintenance/pruner.js';
 import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
 import { fetchJobs } from './fetcher.js';
+import { RateWake } from './rate-wake.js';
 import { heartbeat } from './heartbeat.js';
 import { Loop } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
@@ -50,6 +51,7 @@ export class Worker {
   readonly #deps: WorkerDeps;
   readonly #fetch: Loop;
   readonly #heartbeat: Loop;
+  readonly #rateWake: RateWake;
   readonly #cancels: Loop;
   readonly #rescuer: Rescuer;
   readonly #scheduler: Scheduler | undefined;
@@ -113,7 +115,10 @@ export class Worker {
       if (failures === 1 || failures % 50 === 0) logger.error({ err: error, loop, failures }, 'background loop failed; it will try again');
       this.#events.emit('worker:error', { workerId: this.id, loop, error });
     };
-    this.#fetch = new Loop('fetch', o.pollInterval, async () => void (await fetchJobs(this.#state, this.#wake)), onError);
+    this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, wake: this.#wake });
+    this.#fetch = new Loop('fetch', o.pollInterval, async () => {
+      if (await fetchJobs(this.#state, this.#wake)) await this.#rateWake.afterShortClaim();
+    }, onError);
     // Each heartbeat tick renews the leases first, then refreshes the registry row.
     this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, async () => {
       try {
@@ -121,6 +126,8 @@ export class Worker {
       } finally {
         if (!this.#state.stopping || this.#state.runs.size > 0) await registerWorker(this.#state, this.#startedAt);
       }
+      // A rate set or cleared by another process is known here within a heartbeat.
+      if (!this.#state.stopping) await this.#rateWake.refresh();
     }, onError);
     this.#cancels = new Loop('cancel-poll', o.cancelPollInterval, async () => void (await pollCancelRequests(deps.store, heldRuns(this.#state))), onError);
     this.#rescuer = new Rescuer({
@@ -259,6 +266,7 @@ export class Worker {
     const servicesStopped = Promise.all(this.#services.map((runner) => runner.stop(this.options.abortGrace)));
     await this.#scheduler?.stop();
     await this.#fetch.stop();
+    this.#rateWake.stop();
     await this.#rescuer.stop();
     await this.#vacuum.stop();
     let summary: StopSummary;

@@ -130,6 +130,35 @@ describe('/metrics', () => {
     expect(value(samples, 'baton_jobs_snoozed_total', { queue: 'other', rate_limited: 'false' })).toBe(1);
   });
 
+  it('flow control: rate gauges by scope with the window used; the busiest concurrency keys by state', async () => {
+    const baton = await openBaton();
+    const app = createHttpApp(baton);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const perCustomer = defineTask('per-customer', { concurrency: { key: (p: { customer: string }) => p.customer, limit: 1 }, handler: () => gate });
+    for (const customer of ['a', 'a', 'a', 'b']) await baton.enqueue(perCustomer, { customer }, { queue: 'api' });
+    await baton.queues.setRateLimit('api', { limit: 5, periodMs: 3_600_000 });
+    await baton.queues.setRateLimit('api', { limit: 2, periodMs: 60_000 }, { perKey: true });
+    const worker = baton.worker({ tasks: [perCustomer], queues: ['api'], concurrency: 4 });
+    let claimed = 0;
+    const both = new Promise<void>((resolve) => worker.on('job:claimed', () => ++claimed === 2 && resolve()));
+    await worker.start();
+    await both;
+    const { samples, types } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());
+    expect(types.get('baton_queue_rate_limit')).toBe('gauge');
+    expect(samples.filter((x) => x.name === 'baton_queue_rate_limit')).toEqual([
+      { name: 'baton_queue_rate_limit', labels: { queue: 'api', scope: 'queue' }, value: 5 },
+      { name: 'baton_queue_rate_limit', labels: { queue: 'api', scope: 'key' }, value: 2 },
+    ]);
+    expect(value(samples, 'baton_queue_rate_used', { queue: 'api', scope: 'queue' })).toBe(2);
+    expect(value(samples, 'baton_queue_rate_used', { queue: 'api', scope: 'key' })).toBe(1);
+    expect(value(samples, 'baton_concurrency_key_jobs', { queue: 'api', key: 'a', state: 'running' })).toBe(1);
+    expect(value(samples, 'baton_concurrency_key_jobs', { queue: 'api', key: 'a', state: 'queued' })).toBe(2);
+    expect(value(samples, 'baton_concurrency_key_jobs', { queue: 'api', key: 'b', state: 'running' })).toBe(1);
+    release();
+    await worker.stop();
+  });
+
   it('two apps in one process have their own registries', async () => {
     const baton = await openBaton();
     const a = createHttpApp(baton);

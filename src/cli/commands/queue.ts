@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { withBaton, withDatabase } from '../options.js';
-import { MAX_QUEUE_CONCURRENCY } from '../../client/queues.js';
+import { integer, UsageError, withBaton, withDatabase } from '../options.js';
+import { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS } from '../../client/queues.js';
 import { out, printable, printJson } from '../output.js';
 
 /** Parser of a queue-name argument: refuses an empty one (exit code 2). */
@@ -9,9 +9,13 @@ export const queueName = (value: string) => {
   return value;
 };
 
-/** `baton queue pause|resume NAME`, `baton queue limit NAME N|none`: stop or restart claims from a queue, or bound its running jobs, fleet-wide. */
+/**
+ * `baton queue pause|resume NAME`, `baton queue limit NAME N|none`, `baton queue rate NAME
+ * LIMIT PERIOD_MS|none [--per-key]`: stop or restart claims from a queue, or bound its
+ * running jobs or its starts per period, fleet-wide.
+ */
 export function queueCommand(): Command {
-  const command = new Command('queue').description('pause or resume a queue, or limit its running jobs, for every worker');
+  const command = new Command('queue').description('pause or resume a queue, or limit its running jobs or its starts per period, for every worker');
   command.addCommand(
     withDatabase(new Command('pause'))
       .description('stop every worker claiming from the queue (running jobs go on; stored, so it outlives restarts)')
@@ -49,7 +53,37 @@ export function queueCommand(): Command {
         else out(concurrency === null ? `queue ${printable(name)}: no limit` : `queue ${printable(name)}: at most ${concurrency} running at once across the fleet`);
       }),
   );
+  command.addCommand(
+    withDatabase(new Command('rate'))
+      .description('set the most jobs of the queue that may start per period across every worker (a sliding window; stored; "none" removes it)')
+      .argument('<name>', 'queue name', queueName)
+      .argument('<limit>', `starts per period, an integer 1..${MAX_RATE_LIMIT.toLocaleString('en')}, or "none"`, rateLimit)
+      .argument('[periodMs]', `the period in ms, 1..${MAX_RATE_PERIOD_MS} (7 days)`, integer(1, MAX_RATE_PERIOD_MS))
+      .option('--per-key', "each concurrency key's starts apart, rather than the queue's together")
+      .option('--force', 'set it on a queue Baton does not know yet (no job, no worker serving it)')
+      .option('--json', 'print { queue, perKey, rate, changed } as JSON')
+      .action(async (name: string, limit: number | null, periodMs: number | undefined, flags: { database?: string; perKey?: boolean; force?: boolean; json?: boolean }) => {
+        if ((limit === null) !== (periodMs === undefined)) throw new UsageError(limit === null ? '"none" takes no period' : 'give the period in ms after the limit, e.g. `baton queue rate payments 100 60000`');
+        const rate = limit === null ? null : { limit, periodMs: periodMs! };
+        const perKey = flags.perKey ?? false;
+        const result = await withBaton({ database: flags.database }, (baton) => baton.queues.setRateLimit(name, rate, { perKey, force: flags.force ?? false }));
+        const what = `queue ${printable(name)}${perKey ? ' (each key)' : ''}`;
+        if (flags.json) printJson(result);
+        else if (!result.changed) out(`${what} already ${rate === null ? 'has no rate limit' : `has rate ${rateText(rate)}`}`);
+        else out(rate === null ? `${what}: no rate limit` : `${what}: at most ${rateText(rate)} across the fleet`);
+      }),
+  );
   return command;
+}
+
+/** A rate as people read it: `100 starts per 60000 ms`. */
+export function rateText(rate: { limit: number; periodMs: number }): string {
+  return `${rate.limit} start${rate.limit === 1 ? '' : 's'} per ${rate.periodMs} ms`;
+}
+
+/** `rate`'s second argument: an integer 1..10000, or "none". */
+function rateLimit(value: string): number | null {
+  return value === 'none' ? null : integer(1, MAX_RATE_LIMIT)(value);
 }
 
 /** `limit`'s second argument: an integer 1..1000000, or "none". */

@@ -1,8 +1,16 @@
 import { Command } from 'commander';
 import { withBaton, withDatabase } from '../options.js';
 import { out, printable, printJson, table } from '../output.js';
+import type { RateState } from '../../client/queues.js';
 
-/** `baton queues`: every queue with its job counts per state, whether it is paused, and its concurrency limit (running as `3/5`). */
+/** A rate's window now: `used/limit per periodMs`. */
+const rateCell = (rate: RateState) => `${rate.used}/${rate.limit} per ${rate.periodMs}ms`;
+
+/**
+ * `baton queues`: every queue with its job counts per state, whether it is paused, its
+ * concurrency limit (running as `3/5`) and its rate limits (starts in the window as
+ * `4/10 per 1000ms`; per key, the busiest key's).
+ */
 export function queuesCommand(): Command {
   return withDatabase(new Command('queues'))
     .description('list queues: jobs per state, paused ones, and limits (running/limit)')
@@ -18,6 +26,8 @@ export function queuesCommand(): Command {
             status: (q) => (q.paused ? `paused since ${q.pausedAt!.toISOString()}` : 'active'),
             queued: (q) => String(q.counts.queued),
             running: (q) => (q.concurrency === null ? String(q.counts.running) : `${q.counts.running}/${q.concurrency}`),
+            // Starts in the window / the rate, then each key's: `4/10 per 1000ms, key 1/2 per 500ms`.
+            rate: (q) => [q.rateLimit && rateCell(q.rateLimit), q.keyRateLimit && `key ${rateCell(q.keyRateLimit)}`].filter(Boolean).join(', ') || '-',
             completed: (q) => String(q.counts.completed),
             failed: (q) => String(q.counts.failed),
             cancelled: (q) => String(q.counts.cancelled),

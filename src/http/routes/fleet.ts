@@ -1,18 +1,19 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Baton } from '../../baton.js';
-import type { JobState } from '../../job/types.js';
+import type { QueueInfo } from '../../client/queues.js';
 import { parseInput } from '../../validation.js';
 import { limitText } from './jobs.js';
 
 /** Minutes of throughput `GET /api/queues` answers. */
 export const THROUGHPUT_MINUTES = 15;
 
-/** Counts per queue with zeros for absent states, whether it is paused (a paused queue with no job too), and its concurrency limit (null: none). */
-export async function queueSummary(
-  baton: Baton,
-): Promise<Array<{ queue: string; counts: Record<JobState, number>; paused: boolean; pausedAt: Date | null; concurrency: number | null }>> {
-  return (await baton.queues.list()).map(({ name, counts, paused, pausedAt, concurrency }) => ({ queue: name, counts, paused, pausedAt, concurrency }));
+/**
+ * Counts per queue with zeros for absent states, whether it is paused (a paused queue
+ * with no job too), its concurrency limit and its rate limits with their windows (null: none).
+ */
+export async function queueSummary(baton: Baton): Promise<Array<Omit<QueueInfo, 'name'> & { queue: string }>> {
+  return (await baton.queues.list()).map(({ name, ...rest }) => ({ queue: name, ...rest }));
 }
 
 /** The query of `GET /api/queues/keys`; the queue name is the client's to check (it names the problem). */

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Baton } from '../../baton.js';
 import type { BulkFilter } from '../../client/bulk.js';
+import type { Rate } from '../../client/queues.js';
 import { parseInput } from '../../validation.js';
 import { readJson } from '../body.js';
 import { jobId, runAtText } from './jobs.js';
@@ -42,10 +43,11 @@ async function readBulk(c: Context, bodyLimit: number, what: string) {
 const pauseBody = z.strictObject({ force: z.boolean().optional() });
 /** The limit is checked by the client (which names it); here only the body's shape. */
 const concurrencyBody = z.strictObject({ concurrency: z.unknown(), force: z.boolean().optional() });
+const rateBody = z.strictObject({ rate: z.unknown(), perKey: z.boolean().optional(), force: z.boolean().optional() });
 
 /**
  * Queue operations (admin token): POST /api/queues/:name/pause|resume,
- * PUT /api/queues/:name/concurrency,
+ * PUT /api/queues/:name/concurrency, PUT /api/queues/:name/rate-limit,
  * DELETE /api/jobs/:id, POST /api/jobs/retry-many|cancel-many|purge.
  */
 export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hono {
@@ -61,6 +63,10 @@ export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hon
   app.put('/queues/:name/concurrency', async (c) => {
     const { concurrency, force } = parseInput(concurrencyBody, await readJson(c, options.bodyLimit), 'invalid concurrency request');
     return c.json(await baton.queues.setConcurrency(c.req.param('name'), (concurrency ?? null) as number | null, force === undefined ? {} : { force }));
+  });
+  app.put('/queues/:name/rate-limit', async (c) => {
+    const { rate, ...o } = parseInput(rateBody, await readJson(c, options.bodyLimit), 'invalid rate limit request');
+    return c.json(await baton.queues.setRateLimit(c.req.param('name'), (rate ?? null) as Rate | null, o));
   });
   app.delete('/jobs/:id', async (c) => c.json(await baton.jobs.delete(jobId(c.req.param('id')))));
   app.post('/jobs/retry-many', async (c) => {

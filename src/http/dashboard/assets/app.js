@@ -237,7 +237,15 @@ const viewOf = (job) => job.view ?? job.state;
 
 // ---------------------------------------------------------------- views
 
-/** Overview: counts by state per queue, throughput sparklines. */
+/** A queue's rate limits as `3 / 10 per 1s` (per key: `key 1 / 2 per 500ms`), or '—'. */
+function rateText(q) {
+  const period = (ms) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+  const one = (r, prefix) => `${prefix}${r.used} / ${r.limit} per ${period(r.periodMs)}`;
+  const parts = [q.rateLimit && one(q.rateLimit, ''), q.keyRateLimit && one(q.keyRateLimit, 'key ')].filter(Boolean);
+  return parts.length ? parts.join(', ') : '—';
+}
+
+/** Overview: counts by state per queue, throughput sparklines, the busiest concurrency keys. */
 const queuesView = {
   title: 'Overview',
   nav: 'queues',
@@ -259,7 +267,7 @@ const queuesView = {
       ? h(
           'table',
           { id: 'queues' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), h('th', { class: 'num', title: 'running / fleet-wide limit' }, 'Limit'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), h('th', { class: 'num', title: 'running / fleet-wide limit' }, 'Limit'), h('th', { class: 'num', title: 'starts in the sliding window / rate limit (per key: the busiest key)' }, 'Rate'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
           h(
             'tbody',
             {},
@@ -271,6 +279,7 @@ const queuesView = {
                 h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
                 h('td', { title: q.pausedAt ? `paused at ${q.pausedAt}` : undefined }, q.paused ? badge('paused') : badge('active')),
                 h('td', { class: 'num', 'data-limit': q.concurrency ?? '' }, q.concurrency == null ? '—' : `${q.counts?.running ?? 0} / ${q.concurrency}`),
+                h('td', { class: 'num', 'data-rate': q.queue }, rateText(q)),
                 STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
                 h('td', {}, sparkline(q.throughput ?? [])),
                 h('td', { class: 'num' }, last ? `${last.completed} ok / ${last.failed} failed` : '—'),
@@ -280,8 +289,35 @@ const queuesView = {
           ),
         )
       : h('div', { class: 'panel empty' }, 'No jobs yet.');
+    const keys = listOf(await api('api/queues/keys?limit=10'), 'keys');
+    const busiest = keys.length
+      ? h(
+          'div',
+          { class: 'panel' },
+          h('h2', {}, 'Busiest concurrency keys'),
+          h(
+            'table',
+            { id: 'keys' },
+            h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Key'), h('th', { class: 'num', title: 'running / per-key limit' }, 'Running'), h('th', { class: 'num' }, 'Queued'))),
+            h(
+              'tbody',
+              {},
+              keys.map((k) =>
+                h(
+                  'tr',
+                  { 'data-key': k.key },
+                  h('td', {}, k.queue),
+                  h('td', {}, k.key),
+                  h('td', { class: 'num' }, k.limit == null ? String(k.running) : `${k.running} / ${k.limit}`),
+                  h('td', { class: 'num' }, String(k.queued)),
+                ),
+              ),
+            ),
+          ),
+        )
+      : '';
     const focused = document.activeElement;
-    this.body.replaceChildren(cards, table);
+    this.body.replaceChildren(cards, table, busiest);
     if (focused !== document.activeElement && focused?.isConnected) focused.focus(); // a kept limit draft
   },
   /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
