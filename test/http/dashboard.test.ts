@@ -367,6 +367,23 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });
 
+  it("shows each queue's rate window and the busiest concurrency keys (running / limit, queued)", async () => {
+    const { baton, kit, page, url, pageErrors } = await setup({ queues: ['elsewhere'] });
+    // The worker serves another queue: the keyed jobs wait, as an operator would see a backlog.
+    for (const customer of ['acme', 'acme', 'acme', 'globex']) await baton.enqueue(kit.perCustomer, { customer, ms: 1, tick: 1 });
+    await baton.queues.setRateLimit('default', { limit: 10, periodMs: 1000 });
+    await baton.queues.setRateLimit('default', { limit: 2, periodMs: 60_000 }, { perKey: true });
+    await open(page, url, '#/queues');
+    await waitForText(page, 'td[data-rate="default"]', '0 / 10 per 1s, key 0 / 2 per 60s');
+    await waitForText(page, '#keys tr[data-key="acme"]', 'acme');
+    expect(await page.locator('#keys tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)))).toEqual([
+      ['default', 'acme', '0 / 1', '3'],
+      ['default', 'globex', '0 / 1', '1'],
+    ]);
+    await screenshot(page, '8-rates-and-keys');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('"Retry failed…" whose dry run finds nothing (retried elsewhere meanwhile) says so and offers no Confirm', async () => {
     const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup();
     const failedEvent = waitForEvent(worker, 'job:failed');
