@@ -28,7 +28,7 @@ export type { SchedulerEvents } from './schedule/scheduler.js';
 export type { ServiceEvents } from './lease/service.js';
 export type { ClientEvents } from './client/events.js';
 export { sleep, systemClock, type Clock } from './clock.js';
-export { defineSchedule, type Schedule, type ScheduleOptions, type ScheduleInfo, type ScheduleAdmin, type CatchUp } from './schedule/schedule.js';
+export { defineSchedule, type Schedule, type ScheduleOptions, type ScheduleInfo, type ScheduleAdmin, type CatchUp, type Overlap, OVERLAP_POLICIES } from './schedule/schedule.js';
 export { parseCadence, type Cadence, type ParsedCadence } from './schedule/cron.js';
 export { defineService, type Service, type ServiceOptions, type ServiceContext } from './lease/service.js';
 export type { ServiceInfo, ServiceAdmin } from './lease/service-admin.js';

@@ -16,6 +16,14 @@ export type ConcurrencyStrategy = 'queue' | 'cancelInProgress' | 'keepLatest' | 
 /** The strategies, for validation and docs. */
 export const CONCURRENCY_STRATEGIES = ['queue', 'cancelInProgress', 'keepLatest', 'dropNewest'] as const satisfies readonly ConcurrencyStrategy[];
 
+/** The concurrency keys of schedules' runs start with this (overlap policies, schedule.ts). */
+export const SCHEDULE_KEY_PREFIX = 'baton:schedule:';
+
+/** The concurrency key the runs of schedule `name` share under an overlap policy but `allow`. */
+export function scheduleConcurrencyKey(name: string): string {
+  return SCHEDULE_KEY_PREFIX + name;
+}
+
 /** The largest per-key limit: the queue limit's bound (MAX_QUEUE_CONCURRENCY), far above any fleet. */
 export const MAX_KEY_CONCURRENCY = 1_000_000;
 

@@ -24,6 +24,26 @@ const DEFAULT_MAX_ATTEMPTS = 3;
  */
 export type CatchUp = 'none' | 'latest' | 'all';
 
+/**
+ * What a tick does while the schedule's previous run is still queued or running
+ * (Temporal's overlap policies, Quartz's DisallowConcurrentExecution). The runs of a
+ * schedule with any policy but `allow` share one concurrency key of limit 1
+ * (`baton:schedule:<name>`), so at most one runs at a time across the fleet; then:
+ * - `skip` (the default): the tick is recorded as skipped — its job ends `cancelled` at
+ *   once with a reason naming the overlap, and the scheduler emits `schedule:overlapped`;
+ * - `queue`: the tick waits for the running one; at most one waits (a newer tick
+ *   supersedes a waiting one, which ends `cancelled`);
+ * - `allow`: every tick runs, however many at once (what cron does);
+ * - `cancelPrevious`: the tick cancels the running one through the cooperative cancel
+ *   (its handler's signal aborts with a CancelledError naming the new job) and runs once it has ended.
+ * `skip` is the default because a run that outlasts its interval then costs nothing, where
+ * `allow` piles up runs on a slow day. `trigger()` runs one at once under every policy.
+ */
+export type Overlap = 'skip' | 'queue' | 'allow' | 'cancelPrevious';
+
+/** The policies, for validation and docs. */
+export const OVERLAP_POLICIES = ['skip', 'queue', 'allow', 'cancelPrevious'] as const satisfies readonly Overlap[];
+
 /** Options of `defineSchedule` / `baton.schedule`. */
 export interface ScheduleOptions {
   /** Cron expression (5 fields, or 6 with seconds first). Exactly one of cron and every. */
@@ -52,6 +72,12 @@ export interface ScheduleOptions {
   catchUp?: CatchUp;
   /** Most missed ticks `all` enqueues at once, 1..10000. @defaultValue 100 */
   catchUpLimit?: number;
+  /**
+   * What a tick does while the previous run is still queued or running; see {@link Overlap}.
+   * Ticks caught up at once (catchUp `all`) follow it too: under `skip` the oldest runs
+   * and the others are recorded skipped. @defaultValue 'skip'
+   */
+  overlap?: Overlap;
 }
 
 /** A validated schedule definition, made by {@link defineSchedule}. */
@@ -78,6 +104,7 @@ export interface ScheduleInfo {
   priority: number;
   catchUp: CatchUp;
   catchUpLimit: number;
+  overlap: Overlap;
   paused: boolean;
   /** The next tick to enqueue; null when the cadence never fires again. */
   nextRunAt: Date | null;
@@ -100,6 +127,7 @@ const optionsSchema = z
     timeout: z.number().int().positive().max(2_147_483_647).optional(),
     catchUp: z.enum(['none', 'latest', 'all']).optional(),
     catchUpLimit: z.number().int().min(1).max(10_000).optional(),
+    overlap: z.enum(OVERLAP_POLICIES).optional(),
   })
   .strict();
 
@@ -172,6 +200,7 @@ export async function upsertSchedule(deps: ScheduleDeps, schedule: Schedule): Pr
     timeoutMs: o.timeout ?? task?.timeout ?? null,
     catchUp: o.catchUp ?? 'latest',
     catchUpLimit: o.catchUpLimit ?? 100,
+    overlap: o.overlap ?? 'skip',
   };
   const now = deps.clock.now();
   const next = schedule.cadence.next(new Date(now));
@@ -200,6 +229,7 @@ export function scheduleInfo(row: ScheduleRecord): ScheduleInfo {
     priority: row.priority,
     catchUp: row.catchUp,
     catchUpLimit: row.catchUpLimit,
+    overlap: row.overlap,
     paused: row.paused,
     nextRunAt: date(row.nextRunAt),
     lastRunAt: date(row.lastRunAt),

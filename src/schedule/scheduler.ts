@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Job } from '../job/types.js';
 import type { EventSink } from '../observe/events.js';
-import type { ScheduleRecord, Store } from '../store/store.js';
+import { scheduleConcurrencyKey, type ConcurrencyStrategy } from '../job/concurrency.js';
+import type { NewJob, ScheduleRecord, Store } from '../store/store.js';
 import type { ParsedCadence } from './cron.js';
 import { planTicks } from './plan.js';
-import { cadenceOf } from './schedule.js';
+import { cadenceOf, type Overlap } from './schedule.js';
 
 /** Longest sleep between two looks at the schedules table, in ms (changes made elsewhere are seen this fast). */
 export const SCHEDULER_MAX_SLEEP = 1000;
@@ -21,8 +22,22 @@ export interface SchedulerEvents {
    * compare-and-set failed): nothing was enqueued by this worker for `scheduledFor`.
    */
   'schedule:skipped': { schedule: string; scheduledFor: Date[] };
+  /**
+   * A tick found the schedule's previous run still queued or running under overlap
+   * `skip`: its job (`job`, state `cancelled`, with the reason) records the skipped tick.
+   */
+  'schedule:overlapped': { schedule: string; scheduledFor: Date; job: Job };
   /** Ticks missed during downtime and not enqueued (catchUp none/latest, or beyond catchUpLimit). */
   'schedule:missed': { schedule: string; missed: number; from: Date; to: Date };
+}
+
+/** The concurrency strategy of each overlap policy but `allow` (schedule.ts, Overlap). */
+const OVERLAP_STRATEGY = { skip: 'dropNewest', queue: 'keepLatest', cancelPrevious: 'cancelInProgress' } as const satisfies Record<Exclude<Overlap, 'allow'>, ConcurrencyStrategy>;
+
+/** The concurrency key, limit and strategy a schedule's runs share under its overlap policy; none under `allow`. */
+function overlapKey(schedule: ScheduleRecord): Pick<NewJob, 'concurrencyKey' | 'concurrencyLimit' | 'concurrencyStrategy'> {
+  if (schedule.overlap === 'allow') return {};
+  return { concurrencyKey: scheduleConcurrencyKey(schedule.name), concurrencyLimit: 1, concurrencyStrategy: OVERLAP_STRATEGY[schedule.overlap] };
 }
 
 /** What the scheduler needs from its worker. */
@@ -129,6 +144,7 @@ export class Scheduler {
       timeoutMs: schedule.timeoutMs,
       key: null,
       scheduledFor: tick,
+      ...overlapKey(schedule),
     }));
     const result = await this.#deps.store.scheduleAdvance({
       name: schedule.name,
@@ -156,6 +172,11 @@ export class Scheduler {
     if (result.jobs.length > 0) {
       logger.info({ schedule: schedule.name, jobs: result.jobs.map((j) => j.id) }, 'schedule ticks enqueued');
       events.emit('schedule:enqueued', { schedule: schedule.name, jobs: result.jobs, scheduledFor: result.jobs.map((j) => j.scheduledFor!) });
+    }
+    for (const job of result.jobs) {
+      if (schedule.overlap !== 'skip' || job.state !== 'cancelled') continue;
+      logger.info({ schedule: schedule.name, job: job.id, scheduledFor: job.scheduledFor }, 'schedule tick skipped: the previous run is still going (overlap skip)');
+      events.emit('schedule:overlapped', { schedule: schedule.name, scheduledFor: job.scheduledFor!, job });
     }
   }
 }

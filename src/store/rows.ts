@@ -70,6 +70,7 @@ export interface ScheduleRowOf<Id, Time, Json, Bool> {
   timeout_ms: number | null;
   catch_up: ScheduleRecord['catchUp'];
   catch_up_limit: number;
+  overlap: ScheduleRecord['overlap'];
   paused: Bool;
   next_run_at: Time | null;
   last_run_at: Time | null;
@@ -161,6 +162,7 @@ function readSchedule<I, T, J, B>(row: ScheduleRowOf<I, T, J, B>, c: ColumnReade
     timeoutMs: row.timeout_ms,
     catchUp: row.catch_up,
     catchUpLimit: row.catch_up_limit,
+    overlap: row.overlap,
     paused: c.bool(row.paused),
     nextRunAt: orNull(row.next_run_at, (v) => c.time(v)),
     lastRunAt: orNull(row.last_run_at, (v) => c.time(v)),

@@ -129,6 +129,8 @@ export interface ScheduleDefinitionRow {
   timeoutMs: number | null;
   catchUp: 'none' | 'latest' | 'all';
   catchUpLimit: number;
+  /** What a tick does while a previous run is queued or running (see Overlap in schedule/schedule.ts). */
+  overlap: 'skip' | 'queue' | 'allow' | 'cancelPrevious';
 }
 
 /** A schedule row. `lastRunAt`: the latest tick enqueued; `lastWorker`: who enqueued it. */

@@ -19,6 +19,7 @@ function definition(overrides: Partial<ScheduleDefinitionRow> = {}): ScheduleDef
     timeoutMs: null,
     catchUp: 'latest',
     catchUpLimit: 10,
+    overlap: 'allow',
     ...overrides,
   };
 }
@@ -70,6 +71,22 @@ export function scheduleServiceTests(h: Harness): void {
       await upsert(store);
       const again = await store.scheduleUpsert({ schedule: definition(change), nextRunAt: T0 + 7 * MINUTE, now: T0 });
       expect(again).toMatchObject({ created: false, schedule: { ...change, nextRunAt: T0 + 7 * MINUTE } });
+    });
+
+    it('scheduleAdvance applies the jobs\' concurrency key and strategy in its transaction (overlap skip: a tick while one is live ends cancelled at once)', async () => {
+      const { store } = await h.setup();
+      await upsert(store, { overlap: 'skip' });
+      const keyed = (tick: number) => {
+        const p = advanceOne('s', tick);
+        return { ...p, jobs: p.jobs.map((j) => ({ ...j, concurrencyKey: 'baton:schedule:s', concurrencyLimit: 1, concurrencyStrategy: 'dropNewest' as const })) };
+      };
+      const first = await store.scheduleAdvance(keyed(T0));
+      expect(first.jobs.map((j) => [j.state, j.concurrencyKey, j.concurrencyLimit])).toEqual([['queued', 'baton:schedule:s', 1]]);
+      const second = await store.scheduleAdvance(keyed(T0 + MINUTE));
+      expect(second.advanced).toBe(true);
+      expect(second.jobs).toHaveLength(1);
+      expect(second.jobs[0]).toMatchObject({ state: 'cancelled', cancelReason: 'skipped: the previous run of schedule "s" is still queued or running (overlap skip)' });
+      expect((await store.scheduleGet({ name: 's' }))!.overlap).toBe('skip');
     });
 
     it('scheduleList: every schedule by name', async () => {

@@ -16,15 +16,15 @@ describe('CLI: schedules and services', () => {
   it('schedule add stores a cron schedule; schedules lists it as a table and as JSON', async () => {
     const db = tempDatabase();
     const env = { BATON_DATABASE_URL: db.url };
-    const added = await runCli(['schedule', 'add', 'nightly', '--cron', '30 2 * * *', '--timezone', 'Europe/Berlin', '--task', 'report', '--payload', '{"k":1}', '--catch-up', 'none', '--json'], { env });
+    const added = await runCli(['schedule', 'add', 'nightly', '--cron', '30 2 * * *', '--timezone', 'Europe/Berlin', '--task', 'report', '--payload', '{"k":1}', '--catch-up', 'none', '--overlap', 'queue', '--json'], { env });
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
-    expect(JSON.parse(added.stdout)).toMatchObject({ name: 'nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin', task: 'report', payload: { k: 1 }, catchUp: 'none', paused: false });
+    expect(JSON.parse(added.stdout)).toMatchObject({ name: 'nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin', task: 'report', payload: { k: 1 }, catchUp: 'none', overlap: 'queue', paused: false });
 
     const [listed, names] = await Promise.all([runCli(['schedules'], { env }), scheduleNames(env)]);
     expect(names).toEqual(['nightly']);
-    expect(listed.stdout).toMatch(/^NAME\s+CADENCE\s+TASK\s+NEXT RUN\s+LAST RUN\s+PAUSED\s+LAST BY/);
-    expect(listed.stdout).toMatch(/nightly\s+cron 30 2 \* \* \* in Europe\/Berlin\s+report/);
+    expect(listed.stdout).toMatch(/^NAME\s+CADENCE\s+TASK\s+OVERLAP\s+NEXT RUN\s+LAST RUN\s+PAUSED\s+LAST BY/);
+    expect(listed.stdout).toMatch(/nightly\s+cron 30 2 \* \* \* in Europe\/Berlin\s+report\s+queue/);
   });
 
   it('schedule add refuses a bad cron, --cron with --every, a too fast --every, a cron that never fires, and with --tasks an unknown task or a refused payload; nothing is stored', async () => {

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { defineSchedule } from '../../schedule/schedule.js';
+import { defineSchedule, OVERLAP_POLICIES, type Overlap } from '../../schedule/schedule.js';
 import type { AnyTask } from '../../job/task.js';
 import { loadTasks } from '../load-tasks.js';
 import { integer, readJsonOption, UsageError, withBaton, withDatabase } from '../options.js';
@@ -13,6 +13,7 @@ interface AddFlags {
   timezone?: string;
   queue?: string;
   catchUp?: 'none' | 'latest' | 'all';
+  overlap?: Overlap;
   tasks?: string;
   database?: string;
   json?: boolean;
@@ -32,6 +33,7 @@ export function scheduleCommand(): Command {
       .option('--timezone <tz>', 'IANA time zone of the cron fields (default UTC)')
       .option('--queue <name>', 'queue of the jobs (default "default")')
       .addOption(new Option('--catch-up <policy>', 'ticks missed during downtime').choices(['none', 'latest', 'all']))
+      .addOption(new Option('--overlap <policy>', 'a tick while the previous run is still going (default skip)').choices(OVERLAP_POLICIES))
       .option('--tasks <file>', 'tasks module: refuse an unknown task name and check the payload against its schema')
       .option('--json', 'print the stored schedule as JSON')
       .action(async (name: string, flags: AddFlags) => {
@@ -52,6 +54,7 @@ export function scheduleCommand(): Command {
           ...(flags.timezone ? { timezone: flags.timezone } : {}),
           ...(flags.queue ? { queue: flags.queue } : {}),
           ...(flags.catchUp ? { catchUp: flags.catchUp } : {}),
+          ...(flags.overlap ? { overlap: flags.overlap } : {}),
         });
         const stored = await withBaton({ database: flags.database }, (baton) => baton.schedule(name, definition.options));
         if (flags.json) printJson(stored);

@@ -23,6 +23,7 @@ export function schedulesCommand(): Command {
             name: (s) => s.name,
             cadence: (s) => s.cadence,
             task: (s) => s.task,
+            overlap: (s) => s.overlap,
             'next run': (s) => (s.paused ? 'paused' : when(s.nextRunAt)),
             'last run': (s) => when(s.lastRunAt),
             paused: (s) => (s.paused ? 'yes' : 'no'),

@@ -1,6 +1,7 @@
 import type { Job } from '../../job/types.js';
 import type { ScheduleRecord, StoreParams } from '../store.js';
 import { date, dateOrNull, type PgContext } from './context.js';
+import { applyKeyStrategies } from './key-strategies.js';
 import { rowToJob, rowToSchedule, type JobRow, type ScheduleRow } from './rows.js';
 
 /** Schedules on PostgreSQL: the idempotent upsert, due ticks, and the compare-and-set advance that enqueues them. */
@@ -8,18 +9,18 @@ import { rowToJob, rowToSchedule, type JobRow, type ScheduleRow } from './rows.j
 export async function scheduleUpsert(ctx: PgContext, { schedule: d, nextRunAt, now }: StoreParams<'scheduleUpsert'>): Promise<{ schedule: ScheduleRecord; created: boolean }> {
   const row = (await ctx.query<ScheduleRow & { inserted: boolean }>('schedule_upsert', `
     INSERT INTO :schema.schedules AS s (name, cron, every_ms, timezone, task, payload, queue, priority, max_attempts, timeout_ms,
-      catch_up, catch_up_limit, next_run_at, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+      catch_up, catch_up_limit, next_run_at, created_at, updated_at, overlap)
+    VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
     ON CONFLICT (name) DO UPDATE SET
       next_run_at = CASE WHEN s.cron IS NOT DISTINCT FROM excluded.cron AND s.every_ms IS NOT DISTINCT FROM excluded.every_ms
         AND s.timezone = excluded.timezone THEN s.next_run_at ELSE excluded.next_run_at END,
       cron = excluded.cron, every_ms = excluded.every_ms, timezone = excluded.timezone, task = excluded.task,
       payload = excluded.payload, queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
       timeout_ms = excluded.timeout_ms, catch_up = excluded.catch_up, catch_up_limit = excluded.catch_up_limit,
-      updated_at = excluded.updated_at
+      overlap = excluded.overlap, updated_at = excluded.updated_at
     RETURNING *, (xmax = 0) AS inserted`, [
     d.name, d.cron, d.everyMs, d.timezone, d.task, d.payload, d.queue, d.priority, d.maxAttempts, d.timeoutMs,
-    d.catchUp, d.catchUpLimit, dateOrNull(nextRunAt), date(now),
+    d.catchUp, d.catchUpLimit, dateOrNull(nextRunAt), date(now), d.overlap,
   ]))[0]!;
   return { schedule: rowToSchedule(row), created: row.inserted };
 }
@@ -51,10 +52,11 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
     if (moved.rowCount !== 1) return { advanced: false, jobs: [] };
     if (p.jobs.length === 0) return { advanced: true, jobs: [] };
     const rows = (await client.query<JobRow>(ctx.sql(`
-      INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
-      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $9, $10, scheduled_for
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[], $11::text[])
-        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for, key)
+      INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for,
+        concurrency_key, concurrency_limit)
+      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $9, $10, scheduled_for, concurrency_key, concurrency_limit
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[], $11::text[], $12::text[], $13::int[])
+        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for, key, concurrency_key, concurrency_limit)
       ORDER BY scheduled_for
       ON CONFLICT DO NOTHING
       RETURNING *`), [
@@ -69,8 +71,15 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
       date(p.now),
       p.name,
       p.jobs.map((j) => j.key),
+      p.jobs.map((j) => j.concurrencyKey ?? null),
+      p.jobs.map((j) => j.concurrencyLimit ?? null),
     ])).rows;
-    return { advanced: true, jobs: rows.map(rowToJob).sort((a, b) => a.id - b.id) };
+    const jobs = rows.map(rowToJob).sort((a, b) => a.id - b.id);
+    // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first).
+    const byTick = new Map(p.jobs.map((j) => [j.scheduledFor, j]));
+    if (!(await applyKeyStrategies(ctx, client, jobs.map((job) => ({ id: job.id, job: byTick.get(job.scheduledFor!.getTime())! })), p.now))) return { advanced: true, jobs };
+    const reread = await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs_all WHERE id = ANY($1::bigint[]) ORDER BY id'), [jobs.map((j) => j.id)]);
+    return { advanced: true, jobs: reread.rows.map(rowToJob) };
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Job } from '../../job/types.js';
 import type { ScheduleRecord, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
+import { applyKeyStrategies } from './key-strategies.js';
 import { rowToJob, rowToSchedule, type JobRow, type ScheduleRow } from './rows.js';
 
 /** Schedules on SQLite: the idempotent upsert, due ticks, and the compare-and-set advance that enqueues them. */
@@ -9,16 +10,16 @@ export async function scheduleUpsert(ctx: SqliteContext, { schedule, nextRunAt, 
   return ctx.transaction(() => {
     const existed = ctx.sql('SELECT 1 FROM schedules WHERE name = ?').get(schedule.name) !== undefined;
     const row = ctx.sql(`INSERT INTO schedules (name, cron, every_ms, timezone, task, payload, queue, priority, max_attempts, timeout_ms,
-        catch_up, catch_up_limit, next_run_at, created_at, updated_at)
+        catch_up, catch_up_limit, overlap, next_run_at, created_at, updated_at)
       VALUES (@name, @cron, @everyMs, @timezone, @task, @payload, @queue, @priority, @maxAttempts, @timeoutMs,
-        @catchUp, @catchUpLimit, @nextRunAt, @now, @now)
+        @catchUp, @catchUpLimit, @overlap, @nextRunAt, @now, @now)
       ON CONFLICT (name) DO UPDATE SET
         next_run_at = CASE WHEN schedules.cron IS excluded.cron AND schedules.every_ms IS excluded.every_ms
           AND schedules.timezone = excluded.timezone THEN schedules.next_run_at ELSE excluded.next_run_at END,
         cron = excluded.cron, every_ms = excluded.every_ms, timezone = excluded.timezone, task = excluded.task,
         payload = excluded.payload, queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
         timeout_ms = excluded.timeout_ms, catch_up = excluded.catch_up, catch_up_limit = excluded.catch_up_limit,
-        updated_at = excluded.updated_at
+        overlap = excluded.overlap, updated_at = excluded.updated_at
       RETURNING *`).get({ ...schedule, nextRunAt, now }) as ScheduleRow;
     return { schedule: rowToSchedule(row), created: !existed };
   });
@@ -40,8 +41,10 @@ export async function scheduleDue(ctx: SqliteContext, { now, limit }: StoreParam
 }
 
 export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'scheduleAdvance'>): Promise<{ advanced: boolean; jobs: Job[] }> {
-  const insert = ctx.sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for)
-    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @scheduleName, @scheduledFor)
+  const insert = ctx.sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for,
+      concurrency_key, concurrency_limit)
+    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @scheduleName, @scheduledFor,
+      @concurrencyKey, @concurrencyLimit)
     ON CONFLICT DO NOTHING RETURNING *`);
   const lastTick = p.jobs.length > 0 ? Math.max(...p.jobs.map((j) => j.scheduledFor)) : null;
   return ctx.transaction(() => {
@@ -58,12 +61,15 @@ export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'schedu
       expected: p.expectedNextRunAt,
     }).changes;
     if (moved !== 1) return { advanced: false, jobs: [] };
-    const jobs: Job[] = [];
+    const inserted: Array<{ id: number; job: (typeof p.jobs)[number] }> = [];
     for (const job of p.jobs) {
-      const row = insert.get({ ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
-      if (row) jobs.push(rowToJob(row));
+      const row = insert.get({ concurrencyKey: null, concurrencyLimit: null, ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
+      if (row) inserted.push({ id: row.id, job });
     }
-    return { advanced: true, jobs };
+    // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first).
+    applyKeyStrategies(ctx, inserted, p.now);
+    const read = ctx.sql('SELECT * FROM jobs WHERE id = ?');
+    return { advanced: true, jobs: inserted.map(({ id }) => rowToJob(read.get(id) as JobRow)) };
   });
 }
 
