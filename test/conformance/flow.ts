@@ -28,6 +28,21 @@ export function flowTests(h: Harness): void {
     });
   });
 
+  describe('priority (the documented bound: strict, no aging)', () => {
+    it('a steady stream of priority-1 work keeps a priority-10 job waiting however long it waited; it starts at the first claim with no better job due', async () => {
+      const { store } = await h.setup();
+      const low = await insert(store, { priority: 10 });
+      for (let i = 0; i < 100; i++) {
+        await insert(store, { priority: 1 }, T0 + i);
+        const [job] = await claim(store, { limit: 1, now: T0 + i });
+        expect(job!.priority, `claim ${i}`).toBe(1);
+      }
+      await insert(store, { priority: 1, runAt: T0 + 10_000 }); // better, but not due: no reason to wait
+      const [next] = await claim(store, { limit: 1, now: T0 + 200 });
+      expect(next!.id).toBe(low.id);
+    });
+  });
+
   describe('jobClaim under a queue concurrency limit', () => {
     it('claims at most limit − running of a limited queue, in claim order, and the other queues as before in the same claim', async () => {
       const { store } = await h.setup();
