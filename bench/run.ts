@@ -31,12 +31,13 @@ import { backlog } from './workloads/backlog.js';
 import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
+import { flow } from './workloads/flow.js';
 import { handoff } from './workloads/handoff.js';
 import { history } from './workloads/history.js';
 import { latency } from './workloads/latency.js';
 import { manyRunning } from './workloads/many-running.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history];
+const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history, flow];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 

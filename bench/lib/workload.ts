@@ -51,6 +51,11 @@ export interface BenchSizes {
   /** History (opt-in): rounds, and jobs enqueued then drained per round. */
   historyRounds: number;
   historyJobs: number;
+  /** Flow control: jobs per drain, distinct concurrency keys, jobs queued for the claim latency, claims measured. */
+  flowDrain: number;
+  flowKeys: number;
+  flowClaimJobs: number;
+  flowClaims: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -70,6 +75,10 @@ export const FULL_SIZES: BenchSizes = {
   manyRunningHeartbeatMs: 1_000,
   historyRounds: Number(process.env.BATON_BENCH_HISTORY_ROUNDS) || 50,
   historyJobs: 100_000,
+  flowDrain: 20_000,
+  flowKeys: 10_000,
+  flowClaimJobs: 100_000,
+  flowClaims: 300,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -90,6 +99,10 @@ export const TINY_SIZES: BenchSizes = {
   manyRunningHeartbeatMs: 250,
   historyRounds: 2,
   historyJobs: 300,
+  flowDrain: 300,
+  flowKeys: 150,
+  flowClaimJobs: 600,
+  flowClaims: 10,
 };
 
 /** What a workload gets from the runner. */

@@ -5,11 +5,12 @@ import { processMemory } from '../lib/rss.js';
 import { enqueueInBatches, openClient } from '../lib/seed.js';
 import { perSecond, round } from '../lib/stats.js';
 import type { Figure, Workload, WorkloadContext } from '../lib/workload.js';
+import type { Baton } from 'baton-jobs';
 
 /** Store time per operation as the worker's instrumented store observed it. */
 type StoreOps = Record<string, { count: number; totalMs: number }>;
 
-interface DrainRun {
+export interface DrainRun {
   concurrency: number;
   ms: number;
   ops: StoreOps;
@@ -20,18 +21,27 @@ interface DrainRun {
   heapUsedMB: number;
 }
 
+/** How a drain's database is filled: `jobs` jobs for the worker to drain. */
+export interface DrainSeed {
+  /** Names the databases, the profile and the log lines, e.g. `drain` or `flow-keys`. */
+  label: string;
+  jobs: number;
+  /** Fills the fresh database through a client (default: `jobs` no-op jobs of task `noop`). */
+  fill?: (client: Baton) => Promise<void>;
+}
+
 /**
- * Seeds a fresh database with 20,000 no-op jobs, starts one worker child, and
- * waits for its `drained` report (ms from just before `worker.start()` to the last
- * `job:completed`); reads its peak RSS before letting it exit.
+ * Seeds a fresh database with 20,000 no-op jobs (or what `seed` says), starts one
+ * worker child, and waits for its `drained` report (ms from just before
+ * `worker.start()` to the last `job:completed`); reads its peak RSS before letting it exit.
  */
-async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string): Promise<DrainRun> {
-  const JOBS = ctx.sizes.drain;
-  const label = `drain-c${concurrency}${bundle ? '-bundled' : ''}`;
+export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string, seed?: DrainSeed): Promise<DrainRun> {
+  const JOBS = seed?.jobs ?? ctx.sizes.drain;
+  const label = `${seed?.label ?? 'drain'}-c${concurrency}${bundle ? '-bundled' : ''}`;
   const url = await ctx.database(label);
   const client = await openClient(url);
   try {
-    await enqueueInBatches(client, 'noop', JOBS, 1_000);
+    await (seed?.fill ? seed.fill(client) : enqueueInBatches(client, 'noop', JOBS, 1_000));
   } finally {
     await client.close();
   }
