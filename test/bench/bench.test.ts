@@ -98,7 +98,7 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
       expect(r.stdout, explain(r)).toContain(`## Baton bench (${driver}`);
       const rows = tableRows(r.stdout);
       expect(rows[0], explain(r)).toMatch(/^\| workload +\| figure +\| measured +\| target +\| met\? +\|$/);
-      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running']) {
+      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running', '9. flow control']) {
         expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no "${workload}" row\n${explain(r)}`).toBe(true);
       }
       expect(r.stdout, explain(r)).not.toContain('FAILED');
