@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createHttpApp, defineTask, NotFoundError, ValidationError } from 'baton-jobs';
 import { runCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
+import { jsonPut } from '../helpers/http.js';
 import { waitForEvent } from '../helpers/events.js';
 
 const quick = defineTask('quick', { handler: async () => 'ok' });
@@ -60,10 +61,7 @@ describe('queue concurrency limits', () => {
     const baton = await openBaton();
     await baton.enqueue(quick, {}, { queue: 'mail' });
     const app = createHttpApp(baton, { readToken: 'r', adminToken: 'a' });
-    const put = async (path: string, body: unknown, token = 'a') => {
-      const response = await app.request(path, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return { status: response.status, json: (await response.json()) as Record<string, any> };
-    };
+    const put = jsonPut(app);
     expect((await put('/api/queues/mail/concurrency', { concurrency: 2 }, 'r')).status).toBe(403);
     expect(await put('/api/queues/mail/concurrency', { concurrency: 0 })).toMatchObject({ status: 400, json: { error: { code: 'validation', message: expect.stringContaining('invalid queue concurrency') } } });
     expect((await put('/api/queues/mail/concurrency', { concurrency: 2, extra: 1 })).status).toBe(400);
