@@ -83,7 +83,7 @@ export const flow: Workload = {
         unit: i === 0 ? 'jobs/s' : '% of unlimited',
         text: i === 0 ? `${round(rate, 0)} jobs/s` : `${round(rate, 0)} jobs/s = ${round((100 * rate) / base, 0)}% of unlimited`,
         ...(i === 0 ? {} : { target: RATIO_TARGET }),
-        detail: { jobs: JOBS, ms: run.ms, storeMs: run.storeMs },
+        detail: { jobs: JOBS, ms: run.ms, storeMs: run.storeMs, storeOps: run.ops },
       };
     });
     const claims = summarize(await claimLatency(ctx, flowClaimJobs, KEYS, flowClaims));

@@ -107,10 +107,16 @@ export function rateTests(h: Harness): void {
       const others = await Promise.all(Array.from({ length: 3 }, () => another()));
       await store.queueSetRateLimit({ name: 'q', perKey: true, rate: { limit: 3, periodMs: 1000 }, now: T0 });
       for (const key of ['a', 'b', 'c']) await queued(store, 12, key);
-      for (const at of [0, 1, 1000]) {
-        const batches = await Promise.all([store, ...others].map((s, i) => claim(s, { queues: ['q'], limit: 5, workerId: `w${i}`, now: T0 + at })));
-        const claimed = batches.flat();
-        for (const key of ['a', 'b', 'c']) expect(claimed.filter((j) => j.concurrencyKey === key), `key ${key} at T0 + ${at}`).toHaveLength(at === 1 ? 0 : 3);
+      // Each window: two rounds of concurrent claims (a claim passes over a key another
+      // holds, so they may take less than the rate together, never more), then one claim
+      // that tops every key up to exactly its rate.
+      for (const window of [0, 1000]) {
+        const claimed = [];
+        for (const at of [window, window + 1]) {
+          claimed.push(...(await Promise.all([store, ...others].map((s, i) => claim(s, { queues: ['q'], limit: 5, workerId: `w${i}`, now: T0 + at })))).flat());
+        }
+        claimed.push(...(await claim(store, { queues: ['q'], limit: 50, now: T0 + window + 2 })));
+        for (const key of ['a', 'b', 'c']) expect(claimed.filter((j) => j.concurrencyKey === key), `key ${key} in the window at T0 + ${window}`).toHaveLength(3);
       }
     });
   });

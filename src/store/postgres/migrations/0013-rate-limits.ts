@@ -52,6 +52,7 @@ export const migration: Migration = {
       k_rate integer;
       k_period integer;
       k_room integer;
+      k_sort text;
     BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
       IF NOT EXISTS (SELECT 1 FROM :schema.queues q WHERE q.name = ANY(p_queues) AND (q.concurrency IS NOT NULL OR q.rate_limit IS NOT NULL))
@@ -88,6 +89,10 @@ export const migration: Migration = {
       -- concurrency_keys_turn, read lazily by the loop's cursor) and stopping at p_limit:
       -- a key of a paused queue, without a due job of a served task, or held by another
       -- claim (SKIP LOCKED) is passed over. The lock re-reads the row's latest version.
+      -- Without statistics (a fresh table, autovacuum off) the planner sorts every waiting
+      -- key instead of reading concurrency_keys_turn in order: forbid the sort for the walk.
+      k_sort := current_setting('enable_sort');
+      PERFORM set_config('enable_sort', 'off', true);
       FOR turn IN SELECT k.queue, k.key FROM :schema.concurrency_keys k
         WHERE k.queued > 0 AND k.queue = ANY(p_queues) AND (k.max_running IS NULL OR k.running < k.max_running)
         ORDER BY k.running, k.last_started_at NULLS FIRST, k.key, k.queue
@@ -112,6 +117,7 @@ export const migration: Migration = {
         k_rooms := k_rooms || k_room;
         EXIT WHEN cardinality(k_keys) >= p_limit;
       END LOOP;
+      PERFORM set_config('enable_sort', k_sort, true);
       RETURN QUERY
       WITH RECURSIVE served AS (
         SELECT s.name AS queue,
