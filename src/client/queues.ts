@@ -169,13 +169,16 @@ const keysOptionsSchema = z.strictObject({ limit: z.number().int().min(1).max(10
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
 export function queueAdmin(deps: ClientDeps): QueueAdmin {
-  /** `force`: pause's option (resume has none, and its message offers none). */
-  const checkName = async (name: string, force?: boolean) => {
+  /**
+   * `force`: the option of pause, setConcurrency and setRateLimit (resume has none, and its
+   * message offers none); `verb` names what the hint offers to do ahead of the queue's first job.
+   */
+  const checkName = async (name: string, force?: boolean, verb = 'pause it') => {
     const queue = parseInput(nameSchema, name, 'invalid queue name');
     if (!force && !(await deps.store.queueKnown({ name: queue, now: deps.clock.now() }))) {
       throw new NotFoundError(
-        `no queue named ${JSON.stringify(queue)}: it has no job, no live worker serves it, and it was never paused` +
-          (force === undefined ? '' : ' (to pause it ahead of its first job, pass { force: true } / --force)'),
+        `no queue named ${JSON.stringify(queue)}: it has no job, no live worker serves it, and it has no stored setting` +
+          (force === undefined ? '' : ` (to ${verb} ahead of its first job, pass { force: true } / --force)`),
       );
     }
     return queue;
@@ -212,7 +215,7 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
     async setConcurrency(name, concurrency, options = {}) {
       const { force = false } = parseInput(pauseOptionsSchema, options, 'invalid options');
       const limit = parseInput(concurrencySchema, concurrency, 'invalid queue concurrency (an integer 1..1000000, or null for no limit)');
-      const queue = await checkName(name, force);
+      const queue = await checkName(name, force, 'limit it');
       const changed = await deps.store.queueSetConcurrency({ name: queue, concurrency: limit, now: deps.clock.now() });
       // Room to claim in this process: its workers claim at once, as after a resume.
       if (changed) deps.events.emit('queue:resumed', { queue });
@@ -221,7 +224,7 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
     async setRateLimit(name, rate, options = {}) {
       const { perKey = false, force = false } = parseInput(rateOptionsSchema, options, 'invalid rate limit options');
       const parsed = parseInput(rateSchema, rate, `invalid rate limit ({ limit: 1..${MAX_RATE_LIMIT}, periodMs: 1..${MAX_RATE_PERIOD_MS} }, or null for none)`);
-      const queue = await checkName(name, force);
+      const queue = await checkName(name, force, 'rate-limit it');
       const changed = await deps.store.queueSetRateLimit({ name: queue, perKey, rate: parsed, now: deps.clock.now() });
       // This process's workers claim at once, as after a resume (a raised rate has room).
       if (changed) deps.events.emit('queue:resumed', { queue });

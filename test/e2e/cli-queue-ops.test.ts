@@ -44,7 +44,7 @@ describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver
     expect(paused.code, paused.stderr).toBe(0);
     expect(json(paused.stdout)).toEqual({ queue: 'mail', paused: true, changed: true });
     const listed = await runCli(['queues', ...d]);
-    expect(listed.stdout).toMatch(/^mail\s+paused since \S+\s+2\s+1\s+0\s+0\s+0$/m);
+    expect(listed.stdout).toMatch(/^mail\s+paused since \S+\s+2\s+1\s+-\s+0\s+0\s+0$/m);
 
     const dry = await runCli(['cancel', '--queue', 'mail', '--dry-run', '--json', ...d]);
     expect(json(dry.stdout)).toEqual({ dryRun: true, matched: 3, cancelled: 0, requested: 0 });

@@ -104,6 +104,7 @@ export function workerCommand(): Command {
           });
         }
         worker.on('jobs:pruned', (e) => printJsonLine({ event: 'jobs:pruned', ...e }));
+        worker.on('schedule:overlapped', (e) => printJsonLine({ event: 'schedule:overlapped', schedule: e.schedule, scheduledFor: e.scheduledFor, jobId: e.job.id }));
       }
 
       // A promise a handler left rejected and unhandled would end the process (Node's
