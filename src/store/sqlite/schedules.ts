@@ -61,13 +61,14 @@ export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'schedu
       expected: p.expectedNextRunAt,
     }).changes;
     if (moved !== 1) return { advanced: false, jobs: [] };
-    const inserted: Array<{ id: number; job: (typeof p.jobs)[number] }> = [];
+    const inserted: Array<{ id: number; job: (typeof p.jobs)[number]; row: JobRow }> = [];
     for (const job of p.jobs) {
       const row = insert.get({ concurrencyKey: null, concurrencyLimit: null, ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
-      if (row) inserted.push({ id: row.id, job });
+      if (row) inserted.push({ id: row.id, job, row });
     }
-    // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first).
-    applyKeyStrategies(ctx, inserted, p.now);
+    // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first);
+    // the jobs are read again only when a strategy changed one.
+    if (!applyKeyStrategies(ctx, inserted, p.now)) return { advanced: true, jobs: inserted.map(({ row }) => rowToJob(row)) };
     const read = ctx.sql('SELECT * FROM jobs WHERE id = ?');
     return { advanced: true, jobs: inserted.map(({ id }) => rowToJob(read.get(id) as JobRow)) };
   });
