@@ -120,6 +120,50 @@ export function keyTests(h: Harness): void {
       const live = await store.jobList({ state: 'running', limit: 100 });
       expect(live).toHaveLength(8);
     });
+
+    it('counts stay exact when one statement ends the jobs of many keys, concurrently with claims and other batches over the same keys', async () => {
+      const { store, another } = await h.setup();
+      const others = await Promise.all([another(), another()]);
+      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+      for (const key of keys) await keyed(store, key, 6, { concurrencyLimit: 2 });
+      /** The counts as the jobs themselves give them, and as the store keeps them, both by key. */
+      const byName = <T extends { key: string }>(rows: T[]) => rows.sort((x, y) => (x.key < y.key ? -1 : 1));
+      const counted = async () => byName(await store.concurrencyKeyList({ limit: 1000 }));
+      const fromJobs = async () => {
+        const live = [...(await store.jobList({ state: 'queued', limit: 1000 })), ...(await store.jobList({ state: 'running', limit: 1000 }))];
+        const byKey = new Map<string, { queue: string; key: string; queued: number; running: number; limit: number | null }>();
+        for (const j of live) {
+          const row = byKey.get(j.concurrencyKey!) ?? { queue: 'q', key: j.concurrencyKey!, queued: 0, running: 0, limit: 2 };
+          if (j.state === 'queued') row.queued++;
+          else row.running++;
+          byKey.set(row.key, row);
+        }
+        return byName([...byKey.values()]);
+      };
+      let now = T0;
+      const stillRunning: ClaimedJob[] = [];
+      for (let round = 0; round < 2; round++) {
+        const held = (await Promise.all([store, ...others].map((s, i) => claim(s, { queues: ['q'], limit: 25, workerId: `w${i}`, now: ++now })))).flat();
+        // two batches over many keys, in opposite orders, land together with a third claim
+        const evens = held.filter((_, i) => i % 2 === 0);
+        const odds = held.filter((_, i) => i % 2 === 1).reverse();
+        now += 1;
+        const [, , late] = await Promise.all([complete(others[0]!, evens, now), complete(others[1]!, odds, now), claim(store, { queues: ['q'], limit: 5, workerId: 'late', now })]);
+        stillRunning.push(...late);
+        expect(await counted(), `round ${round}`).toEqual(await fromJobs());
+      }
+      // some of the rest start; the queued rest is cancelled in one call, the running rest completed in one batch
+      stillRunning.push(...(await claim(store, { queues: ['q'], limit: 20, workerId: 'last', now: ++now })));
+      expect(await counted()).toEqual(await fromJobs());
+      const queued = await store.jobList({ state: 'queued', limit: 1000 });
+      expect(queued.length).toBeGreaterThan(0);
+      await store.jobCancelMany({ ids: queued.map((j) => j.id), reason: 'done', now: ++now });
+      expect(await counted()).toEqual(await fromJobs());
+      expect(stillRunning.length).toBeGreaterThan(0);
+      await complete(store, stillRunning, ++now);
+      expect(await store.jobList({ state: 'running', limit: 1000 })).toEqual([]);
+      expect(await store.concurrencyKeyList({ limit: 1000 })).toEqual([]);
+    });
   });
 
   describe('concurrency strategies at insert', () => {

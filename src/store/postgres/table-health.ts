@@ -40,5 +40,9 @@ export async function jobTableVacuum(ctx: PgContext, params: StoreParams<'jobTab
   // without them the planner takes 'queued' for 0.5% of the rows, estimates a claim finds
   // one row, and sorts the whole queue (a bitmap scan of jobs_claim, then a sort spilling
   // to disk) on every claim instead of reading the index in order and stopping at LIMIT.
-  await ctx.ownConnection((client) => client.query(ctx.sql(`VACUUM (SKIP_LOCKED, ANALYZE) ${table}`)));
+  // The live part's pass takes the tables its claims read and churn alongside it: the
+  // concurrency keys' counts (a new row version per keyed start and end) and the rate
+  // limits' log (pruned by age); both are small.
+  const tables = params?.part === 'finished' ? table : `${table}, :schema.concurrency_keys, :schema.rate_limit_starts`;
+  await ctx.ownConnection((client) => client.query(ctx.sql(`VACUUM (SKIP_LOCKED, ANALYZE) ${tables}`)));
 }
