@@ -146,7 +146,7 @@ export interface QueueAdmin {
    * of every queue: most running first, then most queued. Read from the per-key counts
    * the database keeps, so it costs the same with 10 or 100,000 jobs per key.
    * @param options.limit - at most this many keys, 1..1000 @defaultValue 20
-   * @throws ValidationError for a bad name or limit
+   * @throws ValidationError for a bad name or limit; NotFoundError for a queue Baton does not know (a known queue without keyed work gives `[]`)
    */
   keys(name?: string, options?: { limit?: number }): Promise<KeyInfo[]>;
 }
@@ -231,8 +231,8 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       return { queue, perKey, rate: parsed, changed };
     },
     async keys(name, options = {}) {
-      const queue = name === undefined ? undefined : parseInput(nameSchema, name, 'invalid queue name');
       const { limit = 20 } = parseInput(keysOptionsSchema, options, 'invalid keys options');
+      const queue = name === undefined ? undefined : await checkName(name);
       return deps.store.concurrencyKeyList({ ...(queue === undefined ? {} : { queue }), limit });
     },
   };

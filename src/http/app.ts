@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import type { Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
 import { DEFAULT_PAYLOAD_LIMIT } from '../job/payload.js';
@@ -57,7 +58,13 @@ export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpA
     if (answer.status >= 500) baton.logger.error({ err: error, method: c.req.method, path: c.req.path }, 'HTTP request failed');
     return answer;
   });
-  app.notFound((c) => problemResponse(c, new HttpError('not_found', `no route ${c.req.method} ${c.req.path}`)));
+  const allowed = allowedMethods(app);
+  app.notFound((c) => {
+    const methods = allowed(c.req.path);
+    if (methods.length === 0) return problemResponse(c, new HttpError('not_found', `no route ${c.req.method} ${c.req.path}`));
+    c.header('Allow', methods.join(', '));
+    return problemResponse(c, new HttpError('method_not_allowed', `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(', ')}`));
+  });
   app.use('*', auth({ readToken: options.readToken, adminToken: options.adminToken }));
   app.use('*', strictUrl);
 
@@ -72,6 +79,25 @@ export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpA
   if (options.dashboard !== false) app.route('/', dashboard(baton));
 
   return Object.assign(app, { metrics });
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The methods `app`'s routes answer on a path (GET implies HEAD), for a 405 with `Allow`
+ * (RFC 9110 §15.5.6) instead of a 404 when only the method is wrong. Read from
+ * `app.routes` at the first call, once every route is registered.
+ */
+function allowedMethods(app: Hono): (path: string) => string[] {
+  let router: TrieRouter<string> | undefined;
+  return (path) => {
+    if (!router) {
+      router = new TrieRouter<string>();
+      for (const route of app.routes) if (route.method !== 'ALL') router.add(route.method, route.path, route.method);
+    }
+    const found = router;
+    return METHODS.filter((m) => found.match(m === 'HEAD' ? 'GET' : m, path)[0].length > 0);
+  };
 }
 
 /** The dashboard's routes; when its files cannot be loaded (a broken install), a page saying so, and the API still works. */

@@ -118,7 +118,7 @@ export const openApiDocument = {
     '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/queues/keys': {
       get: {
-        summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only)',
+        summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only). A queue Baton does not know → 404',
         parameters: [
           { name: 'queue', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'only this queue (default: every queue)' },
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } },

@@ -12,6 +12,7 @@ import { BatonError, ConflictError, ValidationError, brand } from '../errors.js'
  * | unauthorized | 401 |
  * | forbidden | 403 |
  * | not_found | 404 |
+ * | method_not_allowed | 405 (with `Allow`) |
  * | conflict, lock_busy | 409 |
  * | payload_too_large | 413 |
  * | unsupported_media_type | 415 |

@@ -63,11 +63,13 @@ export function createMetrics(baton: Baton): Metrics {
   const queueWait = histogram('baton_job_queue_wait_seconds', 'Due time (runAt) to claim');
   const cancelLatency = histogram('baton_cancel_latency_seconds', 'Cancel request stored to job cancelled');
 
-  // Gauges read the store at scrape; within one `text()` both share its one query.
-  // (Keyed by the scrape, not by time: a snapshot kept until the next macrotask was
-  // served to a later scrape when only microtasks ran in between, e.g. on SQLite.)
-  let scrape: Promise<Array<{ queue: string; state: string; count: number }>> | undefined;
-  const counts = () => scrape ?? baton.queueCounts();
+  // Gauges read the store at scrape; within one `text()` the gauges share each read: one
+  // query of the counts, one listing of the queues' settings, made by the first gauge that
+  // needs it. (Keyed by the scrape, not by time: a snapshot kept until the next macrotask
+  // was served to a later scrape when only microtasks ran in between, e.g. on SQLite.)
+  let scrape: { counts?: ReturnType<Baton['queueCounts']>; queues?: ReturnType<Baton['queues']['list']> } | undefined;
+  const counts = () => (scrape ? (scrape.counts ??= baton.queueCounts()) : baton.queueCounts());
+  const queues = () => (scrape ? (scrape.queues ??= baton.queues.list()) : baton.queues.list());
   new Gauge({
     name: 'baton_jobs_running',
     help: 'Running jobs in the database, by queue',
@@ -99,7 +101,7 @@ export function createMetrics(baton: Baton): Metrics {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const q of await baton.queues.list()) if (q.concurrency !== null) this.set({ queue: q.name }, q.concurrency);
+      for (const q of await queues()) if (q.concurrency !== null) this.set({ queue: q.name }, q.concurrency);
     },
   });
 
@@ -114,7 +116,7 @@ export function createMetrics(baton: Baton): Metrics {
       registers: [registry],
       async collect() {
         this.reset();
-        for (const q of await baton.queues.list()) {
+        for (const q of await queues()) {
           if (q.rateLimit) this.set({ queue: q.name, scope: 'queue' }, q.rateLimit[field]);
           if (q.keyRateLimit) this.set({ queue: q.name, scope: 'key' }, q.keyRateLimit[field]);
         }
@@ -176,8 +178,7 @@ export function createMetrics(baton: Baton): Metrics {
     registry,
     contentType: registry.contentType,
     async text() {
-      const mine = baton.queueCounts();
-      mine.catch(() => undefined); // read (and its error reported) by the gauges' collect
+      const mine = {};
       scrape = mine;
       try {
         return await registry.metrics();

@@ -53,7 +53,7 @@ describe('concurrency keys', () => {
     expect(await baton.queues.keys()).toEqual([ACME, GLOBEX, NIGHTLY]);
     expect(await baton.queues.keys('mail')).toEqual([ACME, GLOBEX]);
     expect(await baton.queues.keys('bulk')).toEqual([NIGHTLY]);
-    expect(await baton.queues.keys('nope')).toEqual([]);
+    await expect(baton.queues.keys('nope')).rejects.toThrow(/no queue named "nope"/);
     expect(await baton.queues.keys(undefined, { limit: 1 })).toEqual([ACME]);
     for (const limit of [0, 1001, 1.5, '3'] as unknown[]) {
       await expect(baton.queues.keys(undefined, { limit: limit as number }), String(limit)).rejects.toBeInstanceOf(ValidationError);
@@ -74,6 +74,9 @@ describe('concurrency keys', () => {
     expect(await get('/api/queues/keys')).toEqual({ status: 200, json: { keys: [ACME, GLOBEX, NIGHTLY] } });
     expect(await get('/api/queues/keys?queue=mail&limit=1', 'a')).toEqual({ status: 200, json: { keys: [ACME] } });
     expect(await get('/api/queues/keys?queue=bulk')).toEqual({ status: 200, json: { keys: [NIGHTLY] } });
+    const unknown = await get('/api/queues/keys?queue=nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.message).toMatch(/no queue named "nope"/);
     for (const bad of ['limit=0', 'limit=1001', 'limit=ten', 'queue=', 'other=1']) {
       const answer = await get(`/api/queues/keys?${bad}`);
       expect(answer, bad).toMatchObject({ status: 400, json: { error: { code: 'validation' } } });
@@ -96,12 +99,13 @@ describe('concurrency keys', () => {
     expect(empty.stdout.trim()).toBe('No concurrency keys with live jobs.');
     const work = await keyedWork(baton);
 
-    const [all, mail, json, zero, word] = await Promise.all([
+    const [all, mail, json, zero, word, typo] = await Promise.all([
       runCli(['keys', ...d]),
       runCli(['keys', 'mail', '--limit', '1', ...d]),
       runCli(['keys', 'bulk', '--json', ...d]),
       runCli(['keys', '--limit', '0', ...d]),
       runCli(['keys', '--limit', 'lots', ...d]),
+      runCli(['keys', 'nope', ...d]),
     ]);
     expect(all).toMatchObject({ code: 0 });
     const lines = all.stdout.trim().split('\n');
@@ -118,6 +122,8 @@ describe('concurrency keys', () => {
       expect(bad.stderr).toMatch(/^baton: .*--limit/);
     }
     expect(zero.stderr).toMatch(/out of range 1\.\.1000/);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/no queue named "nope"/);
     await work.release();
   });
 });

@@ -108,6 +108,20 @@ describe('HTTP API', () => {
     for (const q of ['state=bogus', 'limit=0', 'limit=1001', 'limit=x', 'cursor=abc', 'extra=1']) expect((await call(app, 'GET', `/api/jobs?${q}`)).status, q).toBe(400);
   });
 
+  it('a known path with the wrong method → 405 with Allow, an unknown path → 404', async () => {
+    const { app } = await setup();
+    const wrong = await call(app, 'DELETE', '/api/queues');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+    expect(wrong.json.error).toEqual({ code: 'method_not_allowed', message: 'DELETE is not allowed on /api/queues; allowed: GET, HEAD' });
+    const cancel = await call(app, 'GET', '/api/jobs/1/cancel');
+    expect([cancel.status, cancel.headers.get('allow')]).toEqual([405, 'POST']);
+    const jobs = await call(app, 'PUT', '/api/jobs');
+    expect([jobs.status, jobs.headers.get('allow')]).toEqual([405, 'GET, HEAD, POST']);
+    const none = await call(app, 'GET', '/api/nothing-here');
+    expect([none.status, none.json.error.code, none.headers.get('allow')]).toEqual([404, 'not_found', null]);
+  });
+
   it('without tasks, the Baton\'s own tasks decide; unknown names are accepted when it has none', async () => {
     const baton = await openBaton();
     const app = createHttpApp(baton);

@@ -159,6 +159,26 @@ describe('/metrics', () => {
     await worker.stop();
   });
 
+  it('one scrape reads each thing once: the counts, and each queue setting, however many gauges show them', async () => {
+    const ops: string[] = [];
+    const baton = await openBaton({}, (op) => ops.push(op));
+    const app = createHttpApp(baton);
+    await baton.enqueue(ok, { n: 1 }, { queue: 'api' });
+    await baton.queues.setConcurrency('api', 2);
+    await baton.queues.setRateLimit('api', { limit: 5, periodMs: 60_000 });
+    for (let scrape = 0; scrape < 2; scrape++) {
+      ops.length = 0;
+      const { samples } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());
+      expect(value(samples, 'baton_queue_concurrency_limit', { queue: 'api' })).toBe(2);
+      expect(value(samples, 'baton_queue_rate_limit', { queue: 'api', scope: 'queue' })).toBe(5);
+      expect(value(samples, 'baton_queue_jobs', { queue: 'api', state: 'queued' })).toBe(1);
+      const calls = (op: string) => ops.filter((o) => o === op).length;
+      // queues.list() reads the counts too: once for it, once for the two count gauges
+      expect({ counts: calls('queueCounts'), limits: calls('queueListLimits'), rates: calls('queueListRateLimits'), paused: calls('queueListPaused') }, `scrape ${scrape}`)
+        .toEqual({ counts: 2, limits: 1, rates: 1, paused: 1 });
+    }
+  });
+
   it('two apps in one process have their own registries', async () => {
     const baton = await openBaton();
     const a = createHttpApp(baton);
