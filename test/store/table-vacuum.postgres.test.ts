@@ -54,7 +54,7 @@ describe('the table vacuum on PostgreSQL', () => {
     try {
       // Wait for the VACUUM to run (the state asserted below).
       for (const deadline = Date.now() + 30_000; ; ) {
-        const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'VACUUM %' AND query LIKE $1`, [`%"${schema}".jobs`]);
+        const { rows } = await watcher.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'VACUUM %' AND query LIKE $1`, [`%"${schema}".jobs, %`]);
         if (rows[0]!.n > 0) break;
         if (Date.now() > deadline) throw new Error('the VACUUM did not start within 30 s');
         await new Promise((resolve) => setTimeout(resolve, 20));
