@@ -168,30 +168,42 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StorePa
   return rows.map((r) => Number(r.id));
 }
 
+/**
+ * One statement answers a cancel in the usual case (one round trip and one commit, where a
+ * transaction took four): a running job gets the request, a queued one moves to
+ * `jobs_finished` cancelled, a finished one is read as it is. Each branch names the state
+ * it acts on, so a job that changed state after the statement's snapshot (claimed, or
+ * finished, by a transaction this one waited for) matches none of them while the
+ * snapshot still shows it in `jobs`; the statement then runs again on a newer snapshot.
+ * Each such round needs another transaction to have moved the job on.
+ */
+const CANCEL = `
+  WITH requested AS (
+    UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2), cancel_reason = coalesce(cancel_reason, $3)
+    WHERE id = $1 AND state = 'running' RETURNING *
+  ), ${moveJobs({
+    name: 'cancelled',
+    from: 'jobs',
+    where: "j.id = $1 AND j.state = 'queued'",
+    set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+  })}
+  SELECT 'requested' AS outcome, * FROM requested
+  UNION ALL SELECT 'cancelled', * FROM cancelled
+  UNION ALL SELECT 'unchanged', * FROM :schema.jobs_finished WHERE id = $1
+  UNION ALL SELECT 'absent', (NULL:::schema.jobs).* WHERE NOT EXISTS (SELECT 1 FROM :schema.jobs WHERE id = $1)
+    AND NOT EXISTS (SELECT 1 FROM :schema.jobs_finished WHERE id = $1)`;
+
+/** Rounds of {@link CANCEL} before a cancel gives up: each one lost a race with another transaction. */
+const CANCEL_ROUNDS = 100;
+
 export async function jobCancel(ctx: PgContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
-  return ctx.transaction(async (client) => {
-    // A finished job is in jobs_finished; one that finished while this waited for the
-    // lock is there too by the time the second read runs (its own snapshot).
-    const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs WHERE id = $1 FOR UPDATE'), [id])).rows[0]
-      ?? (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs_finished WHERE id = $1'), [id])).rows[0];
-    if (!row) return null;
-    let outcome: CancelOutcome = 'unchanged';
-    let updated = row;
-    if (row.state === 'queued') {
-      updated = (await client.query<JobRow>(ctx.sql(`WITH ${moveJobs({
-        name: 'cancelled',
-        from: 'jobs',
-        where: 'j.id = $1',
-        set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
-      })} SELECT * FROM cancelled`), [id, date(now), reason])).rows[0]!;
-      outcome = 'cancelled';
-    } else if (row.state === 'running') {
-      updated = (await client.query<JobRow>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
-        cancel_reason = coalesce(cancel_reason, $3) WHERE id = $1 RETURNING *`), [id, date(now), reason])).rows[0]!;
-      outcome = 'requested';
-    }
-    return { job: rowToJob(updated), outcome };
-  });
+  for (let round = 0; round < CANCEL_ROUNDS; round++) {
+    const [row] = await ctx.query<JobRow & { outcome: CancelOutcome | 'absent' }>('cancel', CANCEL, [id, date(now), reason]);
+    if (!row) continue; // the job moved on after this statement's snapshot: read it again
+    if (row.outcome === 'absent') return null;
+    return { job: rowToJob(row), outcome: row.outcome };
+  }
+  throw new ConflictError(`cancel of job ${id} lost ${CANCEL_ROUNDS} races with concurrent changes of it; try again`);
 }
 
 export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
