@@ -208,7 +208,7 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
     const { rows } = await client.query<{ table_bytes: string; dead: string | null; total: string }>(
       `SELECT (SELECT sum(pg_relation_size(t)) FROM unnest($1::text[]) AS u(name), to_regclass(u.name) AS t WHERE t IS NOT NULL) AS table_bytes,
          (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = ($1::text[])[1]::regclass) AS dead,
-         (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r') AS total`,
+         (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r' AND c.relname <> 'bench_buffer_fill') AS total`,
       [tables, schema],
     );
     const indexes = await client.query<{ name: string; bytes: string }>(
@@ -236,6 +236,14 @@ export interface ServerActivity {
   checkpoints: number;
   walBytes: number;
   autovacuums: number;
+  /**
+   * Buffers the server's backends wrote out themselves to make room (pg_stat_bgwriter's
+   * buffers_backend): none while shared_buffers has free buffers, many once it is full
+   * and the pages to evict are dirty.
+   */
+  backendWrites: number;
+  /** Buffers allocated (pg_stat_bgwriter's buffers_alloc). */
+  bufferAllocs: number;
 }
 
 /** Reads {@link ServerActivity} for the database at `url`, on a connection of its own. */
@@ -245,14 +253,43 @@ export async function serverActivity(url: string): Promise<ServerActivity | null
   const schema = server.searchParams.get('schema') ?? 'baton';
   server.search = '';
   return withAdmin(async (client) => {
-    const { rows } = await client.query<{ checkpoints: string; wal: string; autovacuums: string | null }>(
+    const { rows } = await client.query<{ checkpoints: string; wal: string; autovacuums: string | null; backend_writes: string; allocs: string }>(
       `SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) AS checkpoints,
+         (SELECT buffers_backend FROM pg_stat_bgwriter) AS backend_writes, (SELECT buffers_alloc FROM pg_stat_bgwriter) AS allocs,
          pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal,
          (SELECT sum(autovacuum_count) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('jobs', 'jobs_finished')) AS autovacuums`,
       [schema],
     );
     const row = rows[0]!;
-    return { checkpoints: Number(row.checkpoints), walBytes: Number(row.wal), autovacuums: Number(row.autovacuums ?? 0) };
+    return {
+      checkpoints: Number(row.checkpoints),
+      walBytes: Number(row.wal),
+      autovacuums: Number(row.autovacuums ?? 0),
+      backendWrites: Number(row.backend_writes),
+      bufferAllocs: Number(row.allocs),
+    };
+  }, server.toString());
+}
+
+/**
+ * Fills the server's shared_buffers with dirty pages of a table of the bench's own
+ * (`bench_buffer_fill` in the URL's schema, dropped with it), 1.25 × shared_buffers of
+ * plain INSERTs (no bulk-write ring), so that what runs next finds the buffer pool as a
+ * server that has been running finds it: full, every new page evicting another. On a
+ * fresh server the free buffers let the first minutes run faster than any later ones.
+ * @returns the bytes written
+ */
+export async function fillSharedBuffers(url: string): Promise<number> {
+  const server = new URL(url);
+  const schema = server.searchParams.get('schema') ?? 'baton';
+  server.search = '';
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ bytes: string }>(`SELECT setting::bigint * 8192 AS bytes FROM pg_settings WHERE name = 'shared_buffers'`);
+    const bytes = Math.round(Number(rows[0]!.bytes) * 1.25);
+    await client.query(`CREATE TABLE "${schema}".bench_buffer_fill (filler text)`);
+    // ~1,000 bytes a row (a 960-byte string and the tuple header): 8 rows a page.
+    await client.query(`INSERT INTO "${schema}".bench_buffer_fill SELECT repeat('x', 960) FROM generate_series(1, $1::int)`, [Math.ceil(bytes / 1_000)]);
+    return bytes;
   }, server.toString());
 }
 
