@@ -208,7 +208,7 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
     const { rows } = await client.query<{ table_bytes: string; dead: string | null; total: string }>(
       `SELECT (SELECT sum(pg_relation_size(t)) FROM unnest($1::text[]) AS u(name), to_regclass(u.name) AS t WHERE t IS NOT NULL) AS table_bytes,
          (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = ($1::text[])[1]::regclass) AS dead,
-         (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r' AND c.relname <> 'bench_buffer_fill') AS total`,
+         (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $2 AND c.relkind = 'r') AS total`,
       [tables, schema],
     );
     const indexes = await client.query<{ name: string; bytes: string }>(
@@ -272,25 +272,25 @@ export async function serverActivity(url: string): Promise<ServerActivity | null
 }
 
 /**
- * Fills the server's shared_buffers with dirty pages of a table of the bench's own
- * (`bench_buffer_fill` in the URL's schema, dropped with it), 1.25 × shared_buffers of
- * plain INSERTs (no bulk-write ring), so that what runs next finds the buffer pool as a
- * server that has been running finds it: full, every new page evicting another. On a
- * fresh server the free buffers let the first minutes run faster than any later ones.
- * @returns the bytes written
+ * Removes every finished job of the database at `url` behind Baton's back, not timed:
+ * PostgreSQL truncates `jobs_finished`; SQLite deletes the finished rows of `jobs`. What
+ * the drains left in the live table (its dead rows, free space and index pages) stays.
  */
-export async function fillSharedBuffers(url: string): Promise<number> {
+export async function clearFinishedJobs(url: string): Promise<void> {
+  if (url.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(url.slice('sqlite:'.length));
+    try {
+      db.prepare(`DELETE FROM jobs WHERE state IN ('completed', 'failed', 'cancelled')`).run();
+    } finally {
+      db.close();
+    }
+    return;
+  }
   const server = new URL(url);
   const schema = server.searchParams.get('schema') ?? 'baton';
   server.search = '';
-  return withAdmin(async (client) => {
-    const { rows } = await client.query<{ bytes: string }>(`SELECT setting::bigint * 8192 AS bytes FROM pg_settings WHERE name = 'shared_buffers'`);
-    const bytes = Math.round(Number(rows[0]!.bytes) * 1.25);
-    await client.query(`CREATE TABLE "${schema}".bench_buffer_fill (filler text)`);
-    // ~1,000 bytes a row (a 960-byte string and the tuple header): 8 rows a page.
-    await client.query(`INSERT INTO "${schema}".bench_buffer_fill SELECT repeat('x', 960) FROM generate_series(1, $1::int)`, [Math.ceil(bytes / 1_000)]);
-    return bytes;
-  }, server.toString());
+  await withAdmin((client) => client.query(`TRUNCATE "${schema}".jobs_finished`), server.toString());
 }
 
 /** Drivers by `--driver` name (`all` runs every one of them). */

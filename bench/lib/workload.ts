@@ -51,6 +51,8 @@ export interface BenchSizes {
   /** History (opt-in): rounds, and jobs enqueued then drained per round. */
   historyRounds: number;
   historyJobs: number;
+  /** Drains of `historyJobs` before round 1, not counted, whose finished jobs are then removed. */
+  historyWarmUps: number;
   /** Flow control: jobs per drain, distinct concurrency keys, jobs queued for the claim latency, claims measured. */
   flowDrain: number;
   flowKeys: number;
@@ -75,6 +77,7 @@ export const FULL_SIZES: BenchSizes = {
   manyRunningHeartbeatMs: 1_000,
   historyRounds: Number(process.env.BATON_BENCH_HISTORY_ROUNDS) || 50,
   historyJobs: 100_000,
+  historyWarmUps: 10,
   flowDrain: 20_000,
   flowKeys: 10_000,
   flowClaimJobs: 100_000,
@@ -99,6 +102,7 @@ export const TINY_SIZES: BenchSizes = {
   manyRunningHeartbeatMs: 250,
   historyRounds: 2,
   historyJobs: 300,
+  historyWarmUps: 1,
   flowDrain: 300,
   flowKeys: 150,
   flowClaimJobs: 600,

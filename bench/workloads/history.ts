@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
+import type { Baton } from 'baton-jobs';
 import { spawnFixture } from '../lib/child.js';
-import { fillSharedBuffers, jobTableStorage, schemaUrl, serverActivity, withAdmin, type JobTableStorage, type ServerActivity } from '../lib/drivers.js';
+import { clearFinishedJobs, jobTableStorage, schemaUrl, serverActivity, withAdmin, type JobTableStorage, type ServerActivity } from '../lib/drivers.js';
 import { enqueueInBatches, openClient } from '../lib/seed.js';
 import { percentile, perSecond, round } from '../lib/stats.js';
 import { createStockCluster } from '../lib/stock-cluster.js';
@@ -39,27 +40,43 @@ interface Round {
 const MB = (bytes: number) => round(bytes / 1e6, 1);
 const meanMs = (ops: Record<string, { count: number; totalMs: number }>, op: string) => (ops[op] ? ops[op].totalMs / ops[op].count : 0);
 
+/** Enqueues `jobs` no-op jobs (not timed) and drains them with a fresh worker child; returns its reports. */
+async function drainRound(client: Baton, url: string, jobs: number, name: string) {
+  await enqueueInBatches(client, 'noop', jobs, 1_000);
+  const serverBefore = await serverActivity(url);
+  const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: 50 }, expect: jobs }, { name });
+  const drained = await worker.waitForType('drained', undefined, Math.max(180_000, jobs * 5));
+  const serverAfter = await serverActivity(url);
+  await worker.close();
+  return { drained, vacuums: worker.all('vacuumed'), serverBefore, serverAfter };
+}
+
 /**
  * Runs the rounds on the database at `url`: each enqueues `historyJobs` no-op jobs in
  * batches of 1,000 (not timed), then starts a fresh worker child (concurrency 50,
  * every other option at its default: retention, pruner, table vacuum) and waits for
  * its `drained` report (ms from just before `worker.start()` to the last completion).
+ * `historyWarmUps` drains of as many jobs come first, not counted, and their finished
+ * jobs are then removed (clearFinishedJobs): round 1 starts with no history on a live
+ * table that has been through the drains' churn and the table vacuum, as a running
+ * server's has. On a new table the first drains run faster than later ones, history or
+ * none (rows appended in id order, a claim index not yet grown to its working size):
+ * against them the figure would measure the table's first use, not history.
  */
 async function runRounds(ctx: WorkloadContext, label: string, url: string): Promise<Round[]> {
   const { historyRounds: rounds, historyJobs: jobs } = ctx.sizes;
   const client = await openClient(url);
-  if (!url.startsWith('sqlite:')) ctx.log(`history ${label}: shared_buffers filled with ${MB(await fillSharedBuffers(url))} MB of dirty pages before round 1`);
   const done: Round[] = [];
   try {
+    const warmUps: number[] = [];
+    for (let n = 1; n <= ctx.sizes.historyWarmUps; n++) {
+      warmUps.push(Math.round(perSecond(jobs, (await drainRound(client, url, jobs, `history ${label} warm-up ${n} worker`)).drained.ms as number)));
+    }
+    await clearFinishedJobs(url);
+    ctx.log(`history ${label} warm-up: ${warmUps.length} drains, not counted (jobs/s: ${warmUps.join(', ')}); their finished jobs removed`);
     for (let n = 1; n <= rounds; n++) {
-      await enqueueInBatches(client, 'noop', jobs, 1_000);
-      const serverBefore = await serverActivity(url);
-      const worker = spawnFixture('worker.ts', { database: url, worker: { concurrency: 50 }, expect: jobs }, { name: `history ${label} round ${n} worker` });
-      const drained = await worker.waitForType('drained', undefined, Math.max(180_000, jobs * 5));
-      const serverAfter = await serverActivity(url);
-      await worker.close();
+      const { drained, vacuums, serverBefore, serverAfter } = await drainRound(client, url, jobs, `history ${label} round ${n} worker`);
       const ops = drained.storeOps as Record<string, { count: number; totalMs: number }>;
-      const vacuums = worker.all('vacuumed');
       const jobsPerSecond = perSecond(jobs, drained.ms as number);
       const steadyJobsPerSecond = tenthsMedianRate(drained.splits as number[], jobs);
       const r: Round = {
@@ -168,9 +185,7 @@ export const history: Workload = {
     const settings = [
       `history: per round ${ctx.sizes.historyJobs.toLocaleString('en')} no-op jobs enqueued in batches of 1,000 (not timed), then drained by a fresh worker process at concurrency 50 with default options (retention, pruner, table vacuum); per-round figures in the results file`,
     ];
-    if (ctx.driver.name === 'postgres') {
-      settings.push('history on PostgreSQL: before round 1 the workload fills shared_buffers with 1.25 × its size of dirty pages of a table of its own, as on a server that has been running: a fresh server\'s free buffers make the first rounds faster than any later one');
-    }
+    settings.push(`history: ${ctx.sizes.historyWarmUps} warm-up drains of as many jobs first, not counted, their finished jobs then removed: round 1 starts with no history on a table already through the drains' churn (a new table's first drains are faster than later ones, history or none)`);
     const url = await ctx.database('history');
     const label = ctx.driver.name === 'postgres' ? 'server as it is' : 'sqlite';
     figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url)));
