@@ -34,15 +34,14 @@ async function setUp() {
   return { store, other, schema, id: inserted!.job.id };
 }
 
-/** Resolves once a statement of the schema's cancel waits for a lock (the row `other` holds). */
-async function cancelBlocked(other: pg.Client): Promise<void> {
+/** Resolves once the cancel statement of `schema` waits for a lock (the row `other` holds). */
+async function cancelBlocked(other: pg.Client, schema: string): Promise<void> {
   const watcher = new pg.Client({ connectionString: postgresUrl });
   clients.push(watcher);
   await watcher.connect();
   for (;;) {
-    const { rows } = await watcher.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%cancel_requested_at = coalesce%' AND pid <> $1`, [
-      (other as unknown as { processID: number }).processID,
-    ]);
+    const { rows } = await watcher.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%cancel_requested_at = coalesce%'
+      AND strpos(query, $2) > 0 AND pid <> $1`, [(other as unknown as { processID: number }).processID, `"${schema}".jobs`]);
     if (rows.length > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -50,7 +49,7 @@ async function cancelBlocked(other: pg.Client): Promise<void> {
 
 describe('a cancel racing another transaction (PostgreSQL)', () => {
   it('a running job completed while the cancel waited: answered unchanged, completed, no request stored', async () => {
-    const { store, other, id } = await setUp();
+    const { store, other, schema, id } = await setUp();
     const [claimed] = await store.jobClaim({ workerId: 'w', tasks: ['t'], queues: ['default'], limit: 1, leaseMs: 60_000, now: Date.now() });
     expect(claimed?.id).toBe(id);
     const columns = Object.keys(JOB_COLUMNS);
@@ -58,7 +57,7 @@ describe('a cancel racing another transaction (PostgreSQL)', () => {
     await other.query(`WITH gone AS (DELETE FROM jobs WHERE id = $1 RETURNING *)
       INSERT INTO jobs_finished (${columns.join(', ')}) SELECT ${columns.map((c) => (c === 'state' ? `'completed'` : c === 'finished_at' ? 'now()' : c)).join(', ')} FROM gone`, [id]);
     const cancel = store.jobCancel({ id, reason: 'too late', now: Date.now() });
-    await cancelBlocked(other);
+    await cancelBlocked(other, schema);
     await other.query('COMMIT');
     const answer = await cancel;
     expect(answer?.outcome).toBe('unchanged');
@@ -66,12 +65,12 @@ describe('a cancel racing another transaction (PostgreSQL)', () => {
   });
 
   it('a queued job claimed while the cancel waited: answered requested, the request stored on the running job', async () => {
-    const { store, other, id } = await setUp();
+    const { store, other, schema, id } = await setUp();
     await other.query('BEGIN');
     await other.query(`UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = 'w', lease_expires_at = now() + interval '1 minute',
       lease_token = lease_token + 1, started_at = now() WHERE id = $1`, [id]);
     const cancel = store.jobCancel({ id, reason: 'stop it', now: Date.now() });
-    await cancelBlocked(other);
+    await cancelBlocked(other, schema);
     await other.query('COMMIT');
     const answer = await cancel;
     expect(answer?.outcome).toBe('requested');
