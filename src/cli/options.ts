@@ -147,7 +147,7 @@ export function withDatabase(command: Command): Command {
 /**
  * Opens a Baton for one command. Logs go to stderr at `BATON_LOG_LEVEL`, else
  * `defaultLevel` (client commands keep quiet unless something goes wrong).
- * `readOnly`: commands that only read (jobs, job, schedules, services) need no
+ * `readOnly`: commands that only read (jobs, job, queues, keys, schedules, services) need no
  * write access and never migrate (see BatonOptions.readOnly).
  */
 export function openBaton(options: { database?: string; tasks?: AnyTask[]; readOnly?: boolean }, defaultLevel = 'warn'): Promise<Baton> {
