@@ -15,7 +15,7 @@ import { CancelledError, defineSchedule, defineTask, type Baton, type JobContext
 import { openBaton, postgresUrl, tempDatabase, tempDir } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
-import { churn, CHURN, statsUntil } from '../conformance/table-health.js';
+import { churn, CHURN, statsUntil, vacuumUntil } from '../conformance/table-health.js';
 import { PgListener, PROBE_TIMEOUT_MS } from '../../src/store/postgres/listener.js';
 
 /** Never polls: a worker sees other instances' enqueues and cancels only through LISTEN. */
@@ -123,8 +123,7 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     const a = await open();
     await churn(a.store);
     expect((await statsUntil(a.store, (s) => s.deadRows >= CHURN)).deadRows).toBeGreaterThanOrEqual(CHURN);
-    await a.store.jobTableVacuum();
-    expect((await statsUntil(a.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
+    expect((await vacuumUntil(a.store, (s) => s.deadRows < CHURN)).deadRows).toBeLessThan(CHURN);
     await closeAll(a);
   });
 
