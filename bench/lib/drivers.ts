@@ -73,6 +73,17 @@ export const sqliteDriver: BenchDriver = {
   },
 };
 
+/**
+ * A Baton PostgreSQL URL (`postgres://…?schema=NAME`) split into the server's URL (no
+ * query: Baton's own parameters mean nothing to a plain client) and the schema.
+ */
+function serverAndSchema(url: string): { server: string; schema: string } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? 'baton';
+  parsed.search = '';
+  return { server: parsed.toString(), schema };
+}
+
 /** The PostgreSQL server the bench uses: `BATON_BENCH_DATABASE_URL`. */
 export const postgresUrl = process.env.BATON_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -199,9 +210,7 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
       db.close();
     }
   }
-  const server = new URL(url);
-  const schema = server.searchParams.get('schema') ?? 'baton';
-  server.search = '';
+  const { server, schema } = serverAndSchema(url);
   return withAdmin(async (client) => {
     // The live jobs' table, and the finished jobs' one (migration 10) where it exists.
     const tables = [`"${schema}".jobs`, `"${schema}".jobs_finished`];
@@ -223,7 +232,7 @@ export async function jobTableStorage(url: string): Promise<JobTableStorage> {
       totalBytes: Number(row.total),
       deadRows: row.dead === null ? null : Number(row.dead),
     };
-  }, server.toString());
+  }, server);
 }
 
 /**
@@ -249,9 +258,7 @@ export interface ServerActivity {
 /** Reads {@link ServerActivity} for the database at `url`, on a connection of its own. */
 export async function serverActivity(url: string): Promise<ServerActivity | null> {
   if (url.startsWith('sqlite:')) return null;
-  const server = new URL(url);
-  const schema = server.searchParams.get('schema') ?? 'baton';
-  server.search = '';
+  const { server, schema } = serverAndSchema(url);
   return withAdmin(async (client) => {
     const { rows } = await client.query<{ checkpoints: string; wal: string; autovacuums: string | null; backend_writes: string; allocs: string }>(
       `SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) AS checkpoints,
@@ -268,7 +275,7 @@ export async function serverActivity(url: string): Promise<ServerActivity | null
       backendWrites: Number(row.backend_writes),
       bufferAllocs: Number(row.allocs),
     };
-  }, server.toString());
+  }, server);
 }
 
 /**
@@ -287,10 +294,8 @@ export async function clearFinishedJobs(url: string): Promise<void> {
     }
     return;
   }
-  const server = new URL(url);
-  const schema = server.searchParams.get('schema') ?? 'baton';
-  server.search = '';
-  await withAdmin((client) => client.query(`TRUNCATE "${schema}".jobs_finished`), server.toString());
+  const { server, schema } = serverAndSchema(url);
+  await withAdmin((client) => client.query(`TRUNCATE "${schema}".jobs_finished`), server);
 }
 
 /** Drivers by `--driver` name (`all` runs every one of them). */

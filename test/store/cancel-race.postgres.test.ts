@@ -39,7 +39,8 @@ async function cancelBlocked(other: pg.Client, schema: string): Promise<void> {
   const watcher = new pg.Client({ connectionString: postgresUrl });
   clients.push(watcher);
   await watcher.connect();
-  for (;;) {
+  for (const deadline = Date.now() + 60_000; ; ) {
+    if (Date.now() > deadline) throw new Error('the cancel did not wait for the held row within 60 s');
     const { rows } = await watcher.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%cancel_requested_at = coalesce%'
       AND strpos(query, $2) > 0 AND pid <> $1`, [(other as unknown as { processID: number }).processID, `"${schema}".jobs`]);
     if (rows.length > 0) return;
