@@ -58,6 +58,8 @@ export interface BenchSizes {
   flowKeys: number;
   flowClaimJobs: number;
   flowClaims: number;
+  /** Rounds of the three flow drains (unlimited, keyed, queue limit), interleaved; shares compare medians. */
+  flowRounds: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -82,6 +84,7 @@ export const FULL_SIZES: BenchSizes = {
   flowKeys: 10_000,
   flowClaimJobs: 100_000,
   flowClaims: 300,
+  flowRounds: 5,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -107,6 +110,7 @@ export const TINY_SIZES: BenchSizes = {
   flowKeys: 150,
   flowClaimJobs: 600,
   flowClaims: 10,
+  flowRounds: 1,
 };
 
 /** What a workload gets from the runner. */

@@ -166,6 +166,19 @@ function historyFigures(ctx: WorkloadContext, label: string, rounds: Round[]): F
 }
 
 /**
+ * Which PostgreSQL servers the history rounds run on, from `BATON_BENCH_HISTORY_SERVERS`:
+ * `as-is` (the server the bench was given), `stock` (the throwaway stock-settings
+ * cluster) or unset for both; the two halves of a full run take ~20 min each here.
+ * @throws Error naming the variable for any other value
+ */
+function historyServers(): { asIs: boolean; stock: boolean } {
+  const value = process.env.BATON_BENCH_HISTORY_SERVERS;
+  if (value === undefined || value === '') return { asIs: true, stock: true };
+  if (value === 'as-is' || value === 'stock') return { asIs: value === 'as-is', stock: value === 'stock' };
+  throw new Error(`BATON_BENCH_HISTORY_SERVERS must be "as-is" or "stock" (unset: both), not ${JSON.stringify(value)}`);
+}
+
+/**
  * Workload 7 (opt-in, ~10 min a run at full size): rounds of 100,000 no-op jobs
  * (`BATON_BENCH_HISTORY_ROUNDS`, default 50) drained one after another on one
  * database, so finished history grows by 100,000 rows a round while the default
@@ -174,7 +187,8 @@ function historyFigures(ctx: WorkloadContext, label: string, rounds: Round[]): F
  * indexes' sizes at the end; every round's rate, claim time, vacuums, dead rows and
  * sizes go to the results file. On PostgreSQL it runs twice: on the server as it is
  * (here autovacuum is off) and on a throwaway cluster with stock settings
- * (autovacuum on), created and dropped by the workload.
+ * (autovacuum on), created and dropped by the workload (`BATON_BENCH_HISTORY_SERVERS`
+ * picks one).
  */
 export const history: Workload = {
   name: 'history',
@@ -186,10 +200,13 @@ export const history: Workload = {
       `history: per round ${ctx.sizes.historyJobs.toLocaleString('en')} no-op jobs enqueued in batches of 1,000 (not timed), then drained by a fresh worker process at concurrency 50 with default options (retention, pruner, table vacuum); per-round figures in the results file`,
     ];
     settings.push(`history: ${ctx.sizes.historyWarmUps} warm-up drains of as many jobs first, not counted, their finished jobs then removed: round 1 starts with no history on a table already through the drains' churn (a new table's first drains are faster than later ones, history or none)`);
-    const url = await ctx.database('history');
-    const label = ctx.driver.name === 'postgres' ? 'server as it is' : 'sqlite';
-    figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url)));
-    if (ctx.driver.name === 'postgres') {
+    const servers = historyServers();
+    if (ctx.driver.name !== 'postgres' || servers.asIs) {
+      const url = await ctx.database('history');
+      const label = ctx.driver.name === 'postgres' ? 'server as it is' : 'sqlite';
+      figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url)));
+    }
+    if (ctx.driver.name === 'postgres' && servers.stock) {
       const autovacuum = await withAdmin(async (c) => (await c.query<{ on: string }>(`SELECT current_setting('autovacuum') AS on`)).rows[0]!.on);
       settings.push(`history "server as it is": autovacuum = ${autovacuum}; "stock cluster": a throwaway cluster with the server's default settings (autovacuum on)`);
       const stock = await createStockCluster().catch((error: Error) => void settings.push(`history on a stock cluster: not run (${error.message.split('\n')[0]})`));

@@ -12,12 +12,14 @@ import { migration as m0012 } from './0012-concurrency-keys.js';
 import { migration as m0013 } from './0013-rate-limits.js';
 import { migration as m0014 } from './0014-schedule-overlap.js';
 import { migration as m0015 } from './0015-key-counts.js';
+import { migration as m0016 } from './0016-key-running-counted.js';
 
 /**
  * Every PostgreSQL migration, in version order: SQLite's versions, plus 7 (the jobs
  * table's autovacuum settings), which SQLite has no use for, and without SQLite's 8 (its
  * claim index made queue-first, as PostgreSQL's has been since 1), plus 10 (finished jobs in a
  * table of their own: SQLite has no dead rows for history to slow), plus 15 (concurrency-key
- * counts kept per statement, where SQLite's per-row triggers cost little). Version 5 was never shipped.
+ * counts kept per statement, where SQLite's per-row triggers cost little), plus 16 (a key's running jobs counted where a limit is
+ * checked, not kept in its row). Version 5 was never shipped.
  */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015];
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016];
