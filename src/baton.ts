@@ -1,19 +1,22 @@
 import type { Clock } from './clock.js';
-import { cancel, type CancelResult } from './client/cancel.js';
+import { cancel, type CancelOptions, type CancelResult } from './client/cancel.js';
 import type { ClientDeps } from './client/deps.js';
 import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
-import { getJob, listJobs, queueCounts, type ListOptions } from './client/query.js';
+import { getJob, getJobTimeline, listJobs, queueCounts, type ListOptions } from './client/query.js';
 import { retry } from './client/retry.js';
 import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
+import { readinessCheck, type Readiness } from './client/readiness.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { BatonError, ConfigError, StoreError, describeError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
+import type { TimelineEntry } from './job/timeline.js';
 import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
 import type { ClientEvents } from './client/events.js';
 import { TypedEmitter } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
+import { loadTracing } from './observe/tracing.js';
 import { ClockSync } from './store/clock-sync.js';
 import { instrumentStore, type StoreObserver } from './store/instrumented.js';
 import { openStore, redact } from './store/open.js';
@@ -57,12 +60,14 @@ export interface Baton {
    * none. With `{ client }`, inside the caller's own transaction (see EnqueueOptions.client).
    */
   enqueueMany(items: EnqueueItem[], options?: { client?: TransactionClient }): Promise<Job[]>;
-  /** Cancels from any process; see {@link CancelResult}. @throws NotFoundError */
-  cancel(id: number, reason?: string): Promise<CancelResult>;
+  /** Cancels from any process; see {@link CancelResult}; `options.by` names who asks in the job's timeline (default "api"). @throws NotFoundError, ValidationError */
+  cancel(id: number, reason?: string, options?: CancelOptions): Promise<CancelResult>;
   /** Runs a failed or cancelled job again. @throws NotFoundError, ConflictError */
   retry(id: number): Promise<Job>;
   /** @throws NotFoundError */
   getJob(id: number): Promise<Job>;
+  /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */
+  getJobTimeline(id: number): Promise<{ job: Job; timeline: TimelineEntry[] }>;
   listJobs(options?: ListOptions): Promise<Job[]>;
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
   /** Completed and failed jobs per queue per minute over the last `minutes` (default 15), zeros filled in. */
@@ -71,6 +76,14 @@ export interface Baton {
   listWorkers(): Promise<WorkerInfo[]>;
   /** The workers this Baton created in this process (started or not, not yet closed). */
   localWorkers(): Worker[];
+  /**
+   * Whether this process is ready for work (what `GET /readyz` answers): the database
+   * answers within `timeoutMs` (default 2000), its schema is current, and every worker
+   * this Baton created is running (not new, starting, stopping or stopped). A database
+   * that fails or does not answer is a failed check, not an error.
+   * @throws ConfigError for a timeoutMs that is not an integer in 1..2147483647 (the only rejection)
+   */
+  readiness(options?: { timeoutMs?: number }): Promise<Readiness>;
   /** Creates a worker (not started); `worker.start()` begins claiming. @throws ConfigError */
   worker(options: WorkerOptions): Worker;
   /**
@@ -111,6 +124,7 @@ export interface Baton {
 export async function createBaton(options: BatonOptions = {}, observer?: StoreObserver): Promise<Baton> {
   const o = resolveBatonOptions(options);
   const logger = options.logger ?? createLogger();
+  const tracing = await loadTracing();
   let raw: Store;
   try {
     raw = o.store ?? await openStore(o.database, {
@@ -145,7 +159,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   clockSync?.start();
   const clock = options.clock ?? store.clock;
   const events = new TypedEmitter<ClientEvents>(() => logger);
-  const deps: ClientDeps = { store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit };
+  const deps: ClientDeps = { store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit, tracing };
   const workers = new Set<Worker>();
   let closing: Promise<void> | undefined;
 
@@ -168,20 +182,23 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
       return job;
     }) as Baton['enqueue'],
     enqueueMany: (items, options) => enqueueMany(deps, items, options?.client ? { client: options.client } : {}),
-    cancel: (id, reason) => cancel(deps, id, reason ?? null),
+    cancel: (id, reason, options) => cancel(deps, id, reason ?? null, options),
     retry: (id) => retry(deps, id),
     getJob: (id) => getJob(deps, id),
+    getJobTimeline: (id) => getJobTimeline(deps, id),
     listJobs: (options) => listJobs(deps, options),
     queueCounts: (prefix) => queueCounts(deps, prefix),
     queueThroughput: (minutes) => queueThroughput(deps, minutes),
     listWorkers: () => listWorkers(deps),
     localWorkers: () => [...workers],
+    readiness: readinessCheck({ store, workers: () => [...workers] }),
     worker(options) {
       const worker = new Worker(options, {
         store,
         clock,
         logger,
         payloadLimit: o.payloadLimit,
+        tracing,
         // Jobs this process made claimable: new ones, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
           const offs = [events.on('job:enqueued', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];

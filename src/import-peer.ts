@@ -35,6 +35,6 @@ export async function importPeer<T>(peer: Peer, load: () => Promise<T>): Promise
 }
 
 /** Node's "Cannot find package 'NAME' imported from …" for exactly this package. */
-function isMissingPackage(error: unknown, name: string): boolean {
+export function isMissingPackage(error: unknown, name: string): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'ERR_MODULE_NOT_FOUND' && (error as Error).message.includes(`package '${name}'`);
 }

@@ -1,3 +1,4 @@
+import type { TimelineEntry } from '../job/timeline.js';
 import type { Job } from '../job/types.js';
 import { jobView } from '../job/view.js';
 
@@ -140,7 +141,7 @@ export function jobsTable(jobs: readonly Job[], now = Date.now()): string {
 }
 
 /** Every field of one job, one per line, then its errors; each value shown {@link printable}. */
-export function jobDetail(job: Job, now = Date.now()): string {
+export function jobDetail(job: Job, now = Date.now(), timeline: TimelineEntry[] = []): string {
   const time = (d: Date | null) => (d ? `${d.toISOString()} (${age(d, now)} ago)` : '-');
   const json = (v: unknown) => (v === null || v === undefined ? '-' : truncate(JSON.stringify(v), 200));
   const rows: Array<[string, string]> = [
@@ -168,6 +169,10 @@ export function jobDetail(job: Job, now = Date.now()): string {
   if (job.errors.length > 0) {
     lines.push('', `errors (${job.errors.length}):`);
     for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${e.time.toISOString()}: ${printable(e.message)}`);
+  }
+  if (timeline.length > 0) {
+    lines.push('', 'timeline:');
+    for (const e of timeline) lines.push(`  ${e.at.toISOString()}  ${printable(e.summary)}`);
   }
   return lines.join('\n');
 }

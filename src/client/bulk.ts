@@ -44,6 +44,14 @@ export interface BulkOptions {
   onProgress?: (processed: number) => void;
 }
 
+/** Options of `cancelMany` beside the bulk ones. */
+export interface CancelManyOptions {
+  /** Passed to each running job's handler as `CancelledError.reason`, at most 10,000 characters. */
+  reason?: string;
+  /** Who asks (1..200 characters), recorded in each job's timeline as "<by> (cancel-many)". @defaultValue 'api' */
+  by?: string;
+}
+
 /** What a bulk operation answers. With `dryRun`, `matched` is the count and every other figure is 0. */
 export interface BulkResult {
   dryRun: boolean;
@@ -89,7 +97,7 @@ export interface JobAdmin {
    * worker, which aborts the handler's signal with CancelledError(`reason`).
    * @throws ValidationError for a bad filter (a state other than queued or running, an empty filter without `all`) or options
    */
-  cancelMany(filter: BulkFilter, options?: BulkOptions & { reason?: string }): Promise<CancelManyResult>;
+  cancelMany(filter: BulkFilter, options?: BulkOptions & CancelManyOptions): Promise<CancelManyResult>;
   /**
    * Deletes finished jobs (completed, failed, cancelled) matching `filter`, oldest
    * finished first, `batchSize` per statement.
@@ -125,18 +133,18 @@ const optionsSchema = z.strictObject({
   limit: z.number().int().min(1).optional(),
   onProgress: z.custom<(processed: number) => void>((value) => typeof value === 'function', 'a function').optional(),
 });
-const cancelOptionsSchema = optionsSchema.extend({ reason: storableString().max(MAX_REASON).optional() });
+const cancelOptionsSchema = optionsSchema.extend({ reason: storableString().max(MAX_REASON).optional(), by: storableString().min(1).max(200).optional() });
 
 /** Checks filter and options; the store filter and the batch size. @throws ValidationError */
-function parse(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & { reason?: string }) {
+function parse(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & CancelManyOptions) {
   const f = parseInput(filterSchema(operation, states, withCreated), filter, `invalid ${operation} filter`, { subject: 'filter' }) as BulkFilter;
-  const o: BulkOptions & { reason?: string } = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`, { subject: 'options' });
+  const o: BulkOptions & CancelManyOptions = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`, { subject: 'options' });
   const store: JobBulkFilter = { states: f.state ? [f.state] : [...states] };
   if (f.queue !== undefined) store.queue = f.queue;
   if (f.task !== undefined) store.task = f.task;
   if (f.createdBefore) store.createdBefore = f.createdBefore.getTime();
   if (f.finishedBefore) store.finishedBefore = f.finishedBefore.getTime();
-  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, limit: o.limit ?? Infinity, reason: o.reason ?? null, onProgress: o.onProgress ?? (() => undefined) };
+  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, limit: o.limit ?? Infinity, reason: o.reason ?? null, by: `${o.by ?? 'api'} (cancel-many)`, onProgress: o.onProgress ?? (() => undefined) };
 }
 
 /** The dry run's answer: how many jobs match now, capped at `limit`. */
@@ -198,7 +206,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
       let cancelled = 0;
       let requested = 0;
       const matched = await forEachBatch(deps, p, async (ids) => {
-        const report = await deps.store.jobCancelMany({ ids, reason: p.reason, now: deps.clock.now() });
+        const report = await deps.store.jobCancelMany({ ids, reason: p.reason, by: p.by, now: deps.clock.now() });
         cancelled += report.cancelled.length;
         requested += report.requested.length;
       });

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { AnyTask } from '../job/task.js';
 import type { TypedEmitter } from '../observe/events.js';
 import type { Store } from '../store/store.js';
+import type { Tracing } from '../observe/tracing.js';
 import type { ClientEvents } from './events.js';
 
 /** What the client functions share. */
@@ -13,4 +14,6 @@ export interface ClientDeps {
   tasks: Map<string, AnyTask>;
   /** Limit of serialized payloads in bytes. */
   payloadLimit: number;
+  /** Spans for enqueues (observe/tracing.ts). */
+  tracing: Tracing;
 }

@@ -141,7 +141,9 @@ function keyOf(task: AnyTask | undefined, payload: unknown): string | null {
 
 /**
  * Enqueues jobs in one transaction: all are written or none. Every item is
- * checked before anything is written.
+ * checked before anything is written. The write runs in an `enqueue <task>` span (a
+ * child of the active span, when tracing: observe/tracing.ts) whose trace context
+ * every job stores, so its runs join the trace.
  * @param options.nameItems - prefix errors with "item N" @defaultValue true (`enqueue` of one job: false)
  * @param options.client - write inside this caller's transaction (PostgreSQL); no local
  *   `job:enqueued` event then, since the job exists only once the caller commits
@@ -160,9 +162,19 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
   }
   if (prepared.length === 0) return [];
   const client = options.client;
-  const inserted = await deps.store.jobInsertMany({ jobs: prepared, now: deps.clock.now(), ...(client ? { client } : {}) });
-  if (!client) for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
-  return inserted.map((i) => i.job);
+  const span = deps.tracing.enqueue(prepared);
+  try {
+    const inserted = await deps.store.jobInsertMany({ jobs: span.stamp(prepared), now: deps.clock.now(), ...(client ? { client } : {}) });
+    const jobs = inserted.map((i) => i.job);
+    span.written(jobs);
+    if (!client) for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
+    return jobs;
+  } catch (error) {
+    span.fail(error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** The payload as JSON text; its issues (NUL, lone surrogate, not JSON) have `subject` "payload". */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
+import { jobTimeline, type TimelineEntry } from '../job/timeline.js';
 import { JOB_STATES, type Job } from '../job/types.js';
 import type { JobFilter, QueueCount } from '../store/store.js';
 import { parseInput, storableString } from '../validation.js';
@@ -13,6 +14,19 @@ export async function getJob(deps: ClientDeps, id: number): Promise<Job> {
   const job = await deps.store.jobGet({ id: knownJobId(id) });
   if (!job) throw new NotFoundError(`no job with id ${id}`);
   return job;
+}
+
+/**
+ * Reads one job with its whole story (see TimelineEntry), oldest first: every
+ * attempt's start and worker, releases at shutdown, snoozes, rescues after a lease
+ * expired, retries scheduled, cancel requests and who asked, manual retries and the
+ * outcome. From stored data, in one read, so any process sees the same story.
+ * @throws NotFoundError when no job has that id
+ */
+export async function getJobTimeline(deps: ClientDeps, id: number): Promise<{ job: Job; timeline: TimelineEntry[] }> {
+  const record = await deps.store.jobTimeline({ id: knownJobId(id) });
+  if (!record) throw new NotFoundError(`no job with id ${id}`);
+  return { job: record.job, timeline: jobTimeline(record) };
 }
 
 /**

@@ -3,6 +3,7 @@ import { TrieRouter } from 'hono/router/trie-router';
 import type { Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
 import { DEFAULT_PAYLOAD_LIMIT } from '../job/payload.js';
+import { READY_TIMEOUT_MS } from '../client/readiness.js';
 import { createMetrics, type Metrics } from '../observe/metrics.js';
 import { auth } from './auth.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -13,6 +14,7 @@ import { adminRoutes } from './routes/admin.js';
 import { eventRoutes } from './routes/events.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { jobRoutes } from './routes/jobs.js';
+import { probeRoutes } from './routes/probes.js';
 import { queueOpRoutes } from './routes/queue-ops.js';
 
 /** Options of {@link createHttpApp}. */
@@ -35,6 +37,8 @@ export interface HttpAppOptions {
   eventsHeartbeat?: number;
   /** Serve the dashboard at `/`. @defaultValue true */
   dashboard?: boolean;
+  /** ms `GET /readyz` waits for the database before it answers 503, 1..2147483647. @defaultValue 2000 (READY_TIMEOUT_MS) */
+  readyTimeout?: number;
 }
 
 /** The hono app plus its metrics (close it to stop listening to worker events). */
@@ -46,6 +50,7 @@ export type HttpApp = Hono & { readonly metrics: Metrics };
  * Hono, Next.js route handlers, or Node (`@hono/node-server`), Express and Fastify
  * through their fetch adapters. Routes, auth and errors: see openapi.ts, auth.ts,
  * problem.ts. It never touches the store itself: every route goes through `baton`.
+ * @throws ConfigError for a `readyTimeout` out of range
  */
 export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpApp {
   const bodyLimit = options.bodyLimit ?? DEFAULT_PAYLOAD_LIMIT + 64 * 1024;
@@ -68,7 +73,7 @@ export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpA
   app.use('*', auth({ readToken: options.readToken, adminToken: options.adminToken }));
   app.use('*', strictUrl);
 
-  app.get('/healthz', (c) => c.json({ ok: true, driver: baton.store.driver }));
+  app.route('/', probeRoutes(baton, { readyTimeout: options.readyTimeout ?? READY_TIMEOUT_MS }));
   app.get('/api/openapi.json', (c) => c.json(openApiDocument));
   app.get('/metrics', async (c) => c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType }));
   app.route('/api/jobs', jobRoutes(baton, { tasks, bodyLimit }));

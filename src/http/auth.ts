@@ -17,9 +17,9 @@ function same(given: Buffer, expected: Buffer | undefined): boolean {
   return expected !== undefined && timingSafeEqual(given, expected);
 }
 
-/** Paths open even when tokens are set: health checks and the dashboard's static files (they hold no data). */
+/** Paths open even when tokens are set: the probes (routes/probes.ts) and the dashboard's static files (they hold no data). */
 function isPublic(path: string): boolean {
-  return path === '/healthz' || path === '/' || path === '/index.html' || path.startsWith('/assets/');
+  return path === '/healthz' || path === '/readyz' || path === '/' || path === '/index.html' || path.startsWith('/assets/');
 }
 
 /** True for `localhost`, `127.x.x.x` and `[::1]` (with or without a port). */

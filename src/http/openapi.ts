@@ -64,6 +64,34 @@ export const openApiDocument = {
       },
     },
     schemas: {
+      Readiness: {
+        type: 'object',
+        required: ['ready', 'failed', 'checks'],
+        properties: {
+          ready: { type: 'boolean' },
+          failed: { type: 'array', items: { enum: ['database', 'schema', 'worker'] } },
+          checks: {
+            type: 'object',
+            description: 'worker is present when the process runs workers; schema is not checked (ok false, not in failed) when the database did not answer',
+            properties: Object.fromEntries(['database', 'schema', 'worker'].map((name) => [name, { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' }, reason: { type: 'string' } } }])),
+          },
+        },
+      },
+      TimelineEntry: {
+        type: 'object',
+        required: ['type', 'at', 'attempt', 'worker', 'summary'],
+        description: 'One event of a job\'s life. Per type: enqueued (schedule, scheduledFor); started; released (runAt: at shutdown, attempt not counted); snoozed (runAt, delayMs, rateLimited; not counted); rescued (outcome queued|failed|cancelled: the lease expired); retryScheduled (runAt, error); cancelRequested (by: who asked, e.g. http, cli, api, schedule:<name>, key:<strategy>; reason); completed; failed (error); cancelled (reason); retried (run again by hand)',
+        properties: {
+          type: { enum: ['enqueued', 'started', 'released', 'snoozed', 'rescued', 'retryScheduled', 'cancelRequested', 'completed', 'failed', 'cancelled', 'retried'] },
+          at: { type: 'string', format: 'date-time' },
+          attempt: { type: ['integer', 'null'], description: 'the attempt it is about; null outside an attempt' },
+          worker: { type: ['string', 'null'], description: "that attempt's worker id" },
+          summary: { type: 'string', description: 'one line for people' },
+          runAt: { type: 'string', format: 'date-time' }, delayMs: { type: 'integer' }, rateLimited: { type: 'boolean' },
+          outcome: { enum: ['queued', 'failed', 'cancelled'] }, error: { type: ['string', 'null'] }, by: { type: ['string', 'null'] }, reason: { type: ['string', 'null'] },
+          schedule: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
+        },
+      },
       PauseResult: { type: 'object', properties: { queue: { type: 'string' }, paused: { type: 'boolean' }, changed: { type: 'boolean', description: 'false when it already was so' } } },
       Job: {
         type: 'object',
@@ -76,17 +104,26 @@ export const openApiDocument = {
           cancelRequestedAt: { type: ['string', 'null'] }, cancelReason: { type: ['string', 'null'] }, createdAt: { type: 'string' }, startedAt: { type: ['string', 'null'] }, finishedAt: { type: ['string', 'null'] },
           leaseOwner: { type: ['string', 'null'] }, leaseExpiresAt: { type: ['string', 'null'] }, scheduleName: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
           concurrencyKey: { type: ['string', 'null'] }, concurrencyLimit: { type: ['integer', 'null'] },
+          traceContext: { type: ['object', 'null'], additionalProperties: { type: 'string' }, description: 'the W3C trace context (traceparent, tracestate) of the enqueue, when it was traced' },
         },
       },
     },
   },
   security: [{ bearer: [] }, {}],
   paths: {
-    '/healthz': { get: { summary: 'Health (no token needed)', security: [], responses: { '200': ok('ok', { type: 'object', properties: { ok: { const: true }, driver: { type: 'string' } } }) } } },
+    '/healthz': { get: { summary: 'Liveness (no token needed): 200 while the process and its event loop answer; no database call', security: [], responses: { '200': ok('alive', { type: 'object', properties: { ok: { const: true }, driver: { type: 'string' } } }) } } },
+    '/readyz': {
+      get: {
+        summary: 'Readiness (no token needed): the database answers within the timeout (default 2000 ms), the schema is current, and every worker of the process is running (a stopping worker is not ready from the moment its stop begins)',
+        security: [],
+        responses: { '200': ok('ready', ref('Readiness')), '503': ok('not ready: failed names the checks that failed', ref('Readiness')) },
+      },
+    },
     '/api/openapi.json': { get: { summary: 'This document', responses: { '200': ok('OpenAPI 3.1') } } },
     '/api/jobs': {
       post: {
         summary: 'Enqueue a job (admin)',
+        description: 'With a W3C traceparent header (and tracestate), the enqueue span and the runs of the job continue that trace (OpenTelemetry).',
         requestBody: { required: true, ...json({ type: 'object', required: ['task'], additionalProperties: false, properties: { task: { type: 'string' }, payload: {}, options: { type: 'object', additionalProperties: false, properties: { queue: { type: 'string', minLength: 1, maxLength: 200, description: 'no NUL or lone UTF-16 surrogate' }, priority: { type: 'integer', minimum: -1000000, maximum: 1000000 }, runAt: { type: 'string', format: 'date-time', description: 'within 1970-01-01T00:00:00.000Z..9999-12-31T23:59:59.999Z; with Z or an offset, or a bare date (midnight UTC); a date that does not exist (2024-02-30) is refused' }, delay: { type: 'integer', minimum: 0, description: 'ms from now; now + delay must not pass 9999-12-31T23:59:59.999Z' }, maxAttempts: { type: 'integer', minimum: 1, maximum: 1000 }, timeout: { type: 'integer', minimum: 1, maximum: 2147483647 }, key: { type: 'string', minLength: 1, maxLength: 500 }, concurrencyKey: { type: 'string', minLength: 1, maxLength: 500, description: "the queue's jobs with one key take turns and share the task's per-key limit" } } } } }) },
         responses: { '201': ok('the job', ref('Job')), ...errors },
       },
@@ -103,7 +140,11 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/{id}': {
-      get: { summary: 'One job', parameters: [idParam], responses: { '200': ok('the job', ref('Job')), ...errors } },
+      get: {
+        summary: 'One job, with its timeline: its whole story from stored data, oldest first',
+        parameters: [idParam],
+        responses: { '200': ok('the job and its timeline', { allOf: [ref('Job'), { type: 'object', required: ['timeline'], properties: { timeline: { type: 'array', items: ref('TimelineEntry') } } }] }), ...errors },
+      },
       delete: { summary: 'Delete a job that is not running (admin; no body): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
     },
     '/api/jobs/{id}/cancel': {

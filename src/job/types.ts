@@ -73,6 +73,12 @@ export interface Job<Payload = Json, Result = Json> {
   concurrencyKey: string | null;
   /** The most jobs of the queue with this job's key running at once, fleet-wide; null = no limit (turns only). */
   concurrencyLimit: number | null;
+  /**
+   * The W3C trace context of the enqueue that made the job (`traceparent`, and
+   * `tracestate` when set), for the worker's run span to continue that trace
+   * (OpenTelemetry, see the README's "Tracing"); null when nothing was traced.
+   */
+  traceContext: Record<string, string> | null;
 }
 
 /** A job claimed by a worker, with the fencing token of this claim. */

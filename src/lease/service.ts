@@ -21,10 +21,11 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { ConfigError, ShutdownError, describeError } from '../errors.js';
+import { BatonError, ConfigError, ShutdownError, describeError } from '../errors.js';
 import { DEFINITION_NAME, parseConfig } from '../validation.js';
 import { DEFAULT_BACKOFF, backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
 import type { EventSink } from '../observe/events.js';
+import type { Tracing } from '../observe/tracing.js';
 import type { ServiceRecord, Store } from '../store/store.js';
 import { z } from 'zod';
 import { acquireLease, type HeldLease } from './lease.js';
@@ -136,6 +137,8 @@ export interface ServiceRunnerDeps {
   events: EventSink<ServiceEvents>;
   /** Lease owner: the worker id. */
   owner: string;
+  /** A `service <name>` span around each run. */
+  tracing: Tracing;
   /** Called with every failed pass (the loop goes on after pollInterval). */
   onError(error: unknown): void;
 }
@@ -238,7 +241,8 @@ export class ServiceRunner {
     const startedAt = clock.now();
     const base = { service: s.name, fencingToken: lease.token };
     events.emit('service:started', { ...base, lastRunAt: row.lastRunAt === null ? null : new Date(row.lastRunAt) });
-    const settled = (async () => s.run({ lastRunAt: row.lastRunAt === null ? null : new Date(row.lastRunAt), signal: lease.signal, fencingToken: lease.token }))().then(
+    const span = this.#deps.tracing.service(s.name, lease.token);
+    const settled = span.within(async () => s.run({ lastRunAt: row.lastRunAt === null ? null : new Date(row.lastRunAt), signal: lease.signal, fencingToken: lease.token })).then(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     );
@@ -247,6 +251,8 @@ export class ServiceRunner {
     this.#current = undefined;
     if (lease.signal.aborted) {
       const reason = lease.signal.reason as Error;
+      span.event('baton.aborted', { 'baton.abort.reason': reason instanceof BatonError ? reason.code : String(reason) });
+      span.end();
       logger.warn({ service: s.name, reason: reason?.message }, 'service run aborted; its outcome is not stored');
       events.emit('service:aborted', { ...base, reason });
       return lease.lost ? s.pollInterval : 0;
@@ -259,9 +265,11 @@ export class ServiceRunner {
     } else {
       const thrown = outcome.ok ? new TypeError(`service "${s.name}" run must resolve with a Date or null, got ${describeError(outcome.value)}`) : outcome.error;
       error = describeError(thrown);
+      span.fail(thrown);
       next = now + backoffDelay(s.backoff, row.failures + 1);
       logger.error({ err: thrown, service: s.name, retryAt: new Date(next) }, 'service run failed; it will be retried');
     }
+    span.end();
     const stored = await store.serviceRecord({ name: s.name, leaseName: lease.name, token: lease.token, lastRunAt: startedAt, nextRunAt: next, error, now });
     if (!stored) {
       logger.warn({ service: s.name }, 'service lease lost before its outcome was stored; outcome dropped');

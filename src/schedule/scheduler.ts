@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Job } from '../job/types.js';
 import type { EventSink } from '../observe/events.js';
+import type { Tracing } from '../observe/tracing.js';
 import { scheduleConcurrencyKey, type ConcurrencyStrategy } from '../job/concurrency.js';
 import type { NewJob, ScheduleRecord, Store } from '../store/store.js';
 import type { ParsedCadence } from './cron.js';
@@ -47,6 +48,8 @@ export interface SchedulerDeps {
   logger: Logger;
   events: EventSink<SchedulerEvents>;
   workerId: string;
+  /** A `schedule <name>` span per tick; its jobs carry its trace context. */
+  tracing: Tracing;
   /** Called with every failed pass (the loop goes on). */
   onError(error: unknown): void;
 }
@@ -146,14 +149,25 @@ export class Scheduler {
       scheduledFor: tick,
       ...overlapKey(schedule),
     }));
-    const result = await this.#deps.store.scheduleAdvance({
-      name: schedule.name,
-      expectedNextRunAt: expected,
-      nextRunAt: plan.next,
-      jobs,
-      workerId: this.#deps.workerId,
-      now,
-    });
+    const span = this.#deps.tracing.scheduleTick(schedule);
+    let result: Awaited<ReturnType<Store['scheduleAdvance']>>;
+    try {
+      result = await this.#deps.store.scheduleAdvance({
+        name: schedule.name,
+        expectedNextRunAt: expected,
+        nextRunAt: plan.next,
+        jobs: span.stamp(jobs),
+        workerId: this.#deps.workerId,
+        now,
+      });
+      span.set({ 'baton.schedule.advanced': result.advanced });
+      span.written(result.jobs);
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
     const ticks = plan.enqueue.map((t) => new Date(t));
     if (!result.advanced) {
       logger.debug({ schedule: schedule.name, ticks }, 'schedule tick taken by another instance; skipped');

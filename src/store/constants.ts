@@ -7,3 +7,6 @@ export const LEASE_EXPIRED_MESSAGE = 'lease expired: the worker stopped heartbea
 
 /** SQL SET fragment (valid on SQLite and PostgreSQL) that clears a job's lease holder and expiry; the token stays. */
 export const CLEAR_LEASE = 'lease_owner = NULL, lease_expires_at = NULL';
+
+/** SQL SET fragment (both drivers) that ends the running attempt: its worker kept as `last_worker` (migration 18), the lease cleared. */
+export const END_ATTEMPT = `last_worker = lease_owner, ${CLEAR_LEASE}`;

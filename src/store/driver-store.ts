@@ -77,6 +77,9 @@ export abstract class DriverStore<C> implements Store {
   jobGet(params: StoreParams<'jobGet'>) {
     return this.#operations.jobGet(this.#context, params);
   }
+  jobTimeline(params: StoreParams<'jobTimeline'>) {
+    return this.#operations.jobTimeline(this.#context, params);
+  }
   jobList(params: StoreParams<'jobList'>) {
     return this.#operations.jobList(this.#context, params);
   }

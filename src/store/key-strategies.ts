@@ -23,3 +23,12 @@ export function droppedReason(key: string, limit: number): string {
   if (schedule !== null) return `skipped: the previous run of schedule ${JSON.stringify(schedule)} is still queued or running (overlap skip)`;
   return `dropped: concurrency key ${JSON.stringify(key)} already has ${limit} job${limit === 1 ? '' : 's'} queued or running (strategy dropNewest)`;
 }
+
+/**
+ * Who asked for a cancel a concurrency strategy made (the `by` of its timeline event):
+ * `schedule:<name>` for a schedule's overlap policy, else `key:<strategy>`.
+ */
+export function strategyActor(key: string, strategy: ConcurrencyStrategy): string {
+  const schedule = scheduleOf(key);
+  return schedule !== null ? `schedule:${schedule}` : `key:${strategy}`;
+}

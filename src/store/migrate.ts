@@ -33,6 +33,14 @@ export interface MigrationTransaction {
   record(migration: Migration): Promise<void>;
 }
 
+/**
+ * A schema that lacks a migration this code has (it is behind the code): what
+ * {@link checkSchema} throws, wrapped in a StoreError by the instrumented store,
+ * so that callers (the readiness probe) tell it from a database that does not answer.
+ * Its name stays "Error": messages read as before.
+ */
+export class SchemaBehindError extends Error {}
+
 /** Refuses a schema holding a breaking version newer than `migrations` knows. */
 function refuseNewer(migrations: readonly Migration[], where: string, applied: readonly AppliedMigration[]): void {
   const known = Math.max(0, ...migrations.map((m) => m.version));
@@ -50,7 +58,7 @@ function refuseNewer(migrations: readonly Migration[], where: string, applied: r
  * @param applied - the ledger's rows; [] when the ledger does not exist
  * @param where - names the database in the refusal, e.g. `schema "baton"`
  * @throws ConfigError when the schema is newer (breaking) than this code
- * @throws Error (StoreError through the instrumented store) naming the missing versions
+ * @throws SchemaBehindError (StoreError through the instrumented store) naming the missing versions
  */
 export function checkSchema(migrations: readonly Migration[], where: string, applied: readonly AppliedMigration[]): void {
   refuseNewer(migrations, where, applied);
@@ -58,7 +66,7 @@ export function checkSchema(migrations: readonly Migration[], where: string, app
   const missing = migrations.filter((m) => !done.has(m.version)).sort((a, b) => a.version - b.version);
   if (missing.length === 0) return;
   const state = applied.length === 0 ? 'has no Baton schema' : `lacks migration ${missing.map((m) => `${m.version} (${m.name})`).join(', ')}`;
-  throw new Error(`database ${where} ${state}; a read-only opener does not migrate: run \`baton migrate\` (or start a worker) with write access first`);
+  throw new SchemaBehindError(`database ${where} ${state}; a read-only opener does not migrate: run \`baton migrate\` (or start a worker) with write access first`);
 }
 
 /**

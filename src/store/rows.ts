@@ -1,5 +1,5 @@
 import type { ClaimedJob, Job, JobError, JobState } from '../job/types.js';
-import type { ScheduleRecord, ServiceRecord, WorkerRecord } from './store.js';
+import type { JobTimelineRecord, ScheduleRecord, ServiceRecord, StoredJobEvent, WorkerRecord } from './store.js';
 
 /**
  * The rows of Baton's tables as a driver returns them, generic over the column
@@ -54,6 +54,10 @@ export interface JobRowOf<Id, Time, Json> {
   scheduled_for: Time | null;
   concurrency_key: string | null;
   concurrency_limit: number | null;
+  trace_context: Json | null;
+  /** The stored timeline (migration 18): a JSON array of StoredJobEvent. */
+  timeline: Json;
+  last_worker: string | null;
 }
 
 /** A `schedules` row. */
@@ -139,12 +143,18 @@ function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unkno
     scheduledFor: date(row.scheduled_for),
     concurrencyKey: row.concurrency_key ?? null,
     concurrencyLimit: row.concurrency_limit ?? null,
+    traceContext: c.json(row.trace_context ?? null) as Job['traceContext'],
   };
 }
 
 /** A claimed `jobs` row: the Job plus the fencing token of this claim. */
 function readClaimedJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): ClaimedJob {
   return { ...readJob(row, c), leaseToken: row.lease_token };
+}
+
+/** A `jobs` row with its stored timeline (events as stored: times in ms). */
+function readJobTimeline<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): JobTimelineRecord {
+  return { job: readJob(row, c), events: c.json(row.timeline) as StoredJobEvent[], leaseToken: row.lease_token, lastWorker: row.last_worker };
 }
 
 /** Maps a `schedules` row (`payload` kept as JSON text, times in ms). */
@@ -205,13 +215,14 @@ function readWorker<T, L>(row: WorkerRowOf<T, L>, c: ColumnReader<unknown, T, un
 
 /**
  * The row mappers of a driver whose columns read as `reader` says: `rowToJob`,
- * `rowToClaimedJob` (with the lease token), `rowToSchedule`, `rowToService`,
+ * `rowToClaimedJob` (with the lease token), `rowToJobTimeline` (with the stored timeline), `rowToSchedule`, `rowToService`,
  * `rowToWorker`. Pure functions; they throw only on a malformed JSON column.
  */
 export function rowMappers<I, T, J, B, L>(reader: ColumnReader<I, T, J, B, L>) {
   return {
     rowToJob: (row: JobRowOf<I, T, J>): Job => readJob(row, reader),
     rowToClaimedJob: (row: JobRowOf<I, T, J>): ClaimedJob => readClaimedJob(row, reader),
+    rowToJobTimeline: (row: JobRowOf<I, T, J>): JobTimelineRecord => readJobTimeline(row, reader),
     rowToSchedule: (row: ScheduleRowOf<I, T, J, B>): ScheduleRecord => readSchedule(row, reader),
     rowToService: (row: ServiceRowOf<T, B>): ServiceRecord => readService(row, reader),
     rowToWorker: (row: WorkerRowOf<T, L>): WorkerRecord => readWorker(row, reader),

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -87,7 +87,8 @@ export interface Store {
 
   /**
    * Fenced, batched: each item still running under its token → completed with its
-   * `result` (JSON text) and finished_at now, lease cleared, in one statement. An
+   * `result` (JSON text) and finished_at now, lease cleared (its holder kept as the
+   * last worker), in one statement. An
    * item whose job was taken over, cancelled or finished meanwhile is not written.
    * @returns the ids completed (items whose lease was lost are left out)
    */
@@ -95,8 +96,9 @@ export interface Store {
 
   /**
    * Fenced: records a failed attempt (appends `error` to errors), lease cleared.
-   * With `retryAt`, back to queued at that time (attempt kept); with null, `failed`
-   * for good (finished_at now).
+   * With `retryAt`, back to queued at that time (attempt kept) and a `retryScheduled`
+   * event appended to its timeline; with null, `failed` for good (finished_at now).
+   * Either way the attempt's worker is kept as its last worker.
    * @returns false when the lease was lost (nothing written)
    */
   jobFail(params: { id: number; token: number; error: StoredError; retryAt: number | null; now: number }): Promise<boolean>;
@@ -111,10 +113,13 @@ export interface Store {
    * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued with
    * runAt `runAt` (default `now`), lease cleared, attempt decremented (not counted),
    * checkpoint kept; a job with a cancel request becomes cancelled instead (finished now).
+   * Each released job's timeline gets, in the same statement, a `released` event
+   * (cause `shutdown`) or a `snoozed` one, with the attempt it ends.
    * @param params.runAt - when the released jobs are due again, ms since the epoch; a snooze's now + delay
+   * @param params.cause - @defaultValue `'shutdown'`
    * @returns ids released (leases lost meanwhile are left out)
    */
-  jobRelease(params: { leases: Lease[]; now: number; runAt?: number }): Promise<number[]>;
+  jobRelease(params: { leases: Lease[]; now: number; runAt?: number; cause?: ReleaseCause }): Promise<number[]>;
 
   /** Fenced: stores the checkpoint (JSON text). @returns false when the lease was lost */
   jobCheckpoint(params: { id: number; token: number; checkpoint: string }): Promise<boolean>;
@@ -138,7 +143,8 @@ export interface Store {
    * worker); the lost attempt counts and gets an error entry: cancel requested →
    * cancelled; attempts exhausted → failed; else → queued, runAt now. A job claimed
    * again meanwhile has a fresh lease and is left alone; racing rescuers settle each
-   * job once.
+   * job once. Each settled job's timeline gets a `rescued` event (the attempt, its
+   * dead worker, the outcome) in the same statement.
    * @returns the ids per outcome; all empty when no lease had expired
    */
   jobRescueExpired(params: { now: number }): Promise<RescueReport>;
@@ -146,13 +152,17 @@ export interface Store {
   /**
    * Cancels a job. queued → cancelled; running → cancel request stored
    * (`requested`); terminal → unchanged. Repeated requests keep the first time.
+   * A new request (queued or running) appends a `cancelRequested` event naming `by`
+   * to the job's timeline in the same statement; a repeated one appends nothing.
+   * @param params.by - who asked (e.g. "http", "cli", "api"); @defaultValue null
    * @returns the job after the change, and what happened; null when no such job
    */
-  jobCancel(params: { id: number; reason: string | null; now: number }): Promise<{ job: Job; outcome: CancelOutcome } | null>;
+  jobCancel(params: { id: number; reason: string | null; by?: string | null; now: number }): Promise<{ job: Job; outcome: CancelOutcome } | null>;
 
   /**
    * failed or cancelled → queued now, attempt 0, errors kept, result and cancel
-   * request cleared. Other states: unchanged (`retried` false).
+   * request cleared; a `retried` event keeps the outcome it had in its timeline.
+   * Other states: unchanged (`retried` false).
    * @returns the job after the change; null when no such job
    * @throws ConflictError when the job has a key now held by another queued or running job
    */
@@ -160,6 +170,14 @@ export interface Store {
 
   /** @returns the job, or null when no job has this id */
   jobGet(params: { id: number }): Promise<Job | null>;
+
+  /**
+   * Reads a job with its stored timeline (migration 18): the events its transitions
+   * appended, in order, plus what the current or last attempt's start is told from
+   * (the latest claim's lease token, the last ended attempt's worker). One read.
+   * @returns null when no job has this id
+   */
+  jobTimeline(params: { id: number }): Promise<JobTimelineRecord | null>;
 
   /**
    * Jobs matching every given filter field, newest first (id descending).
@@ -423,8 +441,9 @@ export interface Store {
    * {@link jobCancel} for each of `ids` in one transaction: queued → cancelled now;
    * running → cancel request stored (the first time and reason kept), which reaches
    * the worker as a single cancel does; other states and unknown ids: left out.
+   * Each new request appends a `cancelRequested` event naming `by`, as jobCancel does.
    */
-  jobCancelMany(params: { ids: number[]; reason: string | null; now: number }): Promise<CancelManyReport>;
+  jobCancelMany(params: { ids: number[]; reason: string | null; by?: string | null; now: number }): Promise<CancelManyReport>;
 
   /**
    * Reads the health of the table holding `part` of the jobs (dead rows, live rows,

@@ -31,6 +31,8 @@ export interface NewJob {
   concurrencyLimit?: number | null;
   /** Applied at insert, in its transaction. @defaultValue 'queue' */
   concurrencyStrategy?: ConcurrencyStrategy;
+  /** The W3C trace context to store (Job.traceContext) as JSON text of string fields; null or absent: none. */
+  traceContext?: string | null;
 }
 
 export interface InsertedJob {
@@ -57,6 +59,55 @@ export interface StoredError {
   message: string;
   stack: string | null;
 }
+
+/**
+ * The attempt an event of a job's stored timeline is about, as the row held it when the
+ * event was written: its number, its lease token (unique per claim), the worker holding
+ * it and when it started (ms since the epoch). All null for an event outside an attempt
+ * (a queued job's cancel).
+ */
+export interface StoredAttempt {
+  attempt: number | null;
+  token: number | null;
+  worker: string | null;
+  startedAt: number | null;
+}
+
+/**
+ * One stored event of a job's life (the `timeline` column, migration 18), appended by
+ * the statement that made the transition, in the order they happened. `at` (and every
+ * time) in ms since the epoch, from the `now` of that statement.
+ * - `released`: handed back at shutdown (attempt not counted), due again at `runAt`;
+ * - `snoozed`: handed back by the handler (ctx.snooze, SnoozeError, RateLimitedError), due at `runAt`;
+ * - `rescued`: its lease had expired (the worker died or froze); what the rescuer made of it;
+ * - `retryScheduled`: the attempt failed with `error` (its message) and runs again at `runAt`;
+ * - `cancelRequested`: a cancel asked by `by` (who, e.g. "http", "cli", "api") with `reason`;
+ *   on a running job it carries the attempt, on a queued one it ended the job at once;
+ * - `retried`: a finished job run again by hand; the outcome it had (`state`,
+ *   `finishedAt`, the last `error` message, the cancel `reason`) and its last attempt.
+ */
+export type StoredJobEvent = StoredAttempt &
+  (
+    | { type: 'released'; at: number; runAt: number }
+    | { type: 'snoozed'; at: number; runAt: number; rateLimited: boolean }
+    | { type: 'rescued'; at: number; outcome: 'queued' | 'failed' | 'cancelled' }
+    | { type: 'retryScheduled'; at: number; runAt: number; error: string }
+    | { type: 'cancelRequested'; at: number; by: string | null; reason: string | null }
+    | { type: 'retried'; at: number; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
+  );
+
+/** What `jobTimeline` reads: the job, its stored events, the lease token of its latest claim and the worker of its latest ended attempt. */
+export interface JobTimelineRecord {
+  job: Job;
+  events: StoredJobEvent[];
+  /** The token of the latest claim (0 when never claimed): the current or last attempt's. */
+  leaseToken: number;
+  /** The worker of the latest attempt that ended (null when none ended). */
+  lastWorker: string | null;
+}
+
+/** Why `jobRelease` hands jobs back. */
+export type ReleaseCause = 'shutdown' | 'snooze' | 'rateLimited';
 
 export interface CancelRequest {
   id: number;

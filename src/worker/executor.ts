@@ -16,6 +16,7 @@ import { serializeJson } from '../job/payload.js';
 import { validatePayload, type AnyTask } from '../job/task.js';
 import type { ClaimedJob, Json } from '../job/types.js';
 import type { TypedEmitter } from '../observe/events.js';
+import type { TraceSpan, Tracing } from '../observe/tracing.js';
 import type { WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
 import type { Completer } from './completer.js';
@@ -31,6 +32,8 @@ export interface ExecutorDeps {
   logger: Logger;
   events: TypedEmitter<WorkerEvents>;
   workerId: string;
+  /** A `process <task>` span per run (observe/tracing.ts). */
+  tracing: Tracing;
   payloadLimit: number;
   progressInterval: number;
   abortGrace: number;
@@ -69,6 +72,13 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * that fails (database unreachable) is retried until the lease would expire or the
  * worker's stop gives up (`stopDeadline`), then the run is `stranded`: the job stays
  * `running` in the database until its lease expires and it is rescued.
+ *
+ * Each run has its span (`process <task>`, a child of the enqueue's): the handler runs
+ * in it, its outcome sets `baton.outcome` (and status ERROR on a failure), and span
+ * events mark a checkpoint, an abort (`baton.cancel_requested`, `baton.shutdown_requested`,
+ * `baton.timeout`), `baton.lease_lost`, `baton.snoozed` and `baton.released`. It ends with
+ * the run, or, for a job the shutdown takes back, once that release is written
+ * ({@link JobRun.handedBack}).
  */
 export class JobRun {
   readonly job: ClaimedJob;
@@ -95,6 +105,9 @@ export class JobRun {
   #relinquished!: () => void;
   readonly #handedBack = new Promise<null>((resolve) => (this.#relinquished = () => resolve(null)));
   #timeout: NodeJS.Timeout | undefined;
+  readonly #span: TraceSpan;
+  /** The shutdown took the job back ({@link relinquish}): {@link handedBack} ends the span once the release is written. */
+  #awaitingRelease = false;
   /** When the lease runs out unless renewed (ms since the epoch); the heartbeat moves it. */
   leaseExpiresAt: number;
 
@@ -103,6 +116,7 @@ export class JobRun {
     this.task = task;
     this.#deps = deps;
     this.#startedAt = deps.clock.now();
+    this.#span = deps.tracing.run(job, deps.workerId);
     this.leaseExpiresAt = job.leaseExpiresAt?.getTime() ?? this.#startedAt;
     this.slotFreed = new Promise((resolve) => (this.#freeSlot = () => {
       this.#slotFree = true;
@@ -111,6 +125,8 @@ export class JobRun {
     this.done = this.#run().finally(() => {
       this.#over = true;
       this.#freeSlot();
+      // Still held (a handler the shutdown abandoned) or taken back: the shutdown's release ends it.
+      if (!this.#holding && !this.#awaitingRelease) this.#span.end();
     });
   }
 
@@ -152,6 +168,8 @@ export class JobRun {
   abort(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): void {
     if (this.#controller.signal.aborted || this.#settled) return;
     this.#logger.info({ reason: reason.code }, 'aborting job');
+    const event = abortEvent(reason);
+    if (event) this.#span.event(...event);
     this.#controller.abort(reason);
     this.#deps.events.emit('job:aborted', { job: this.job, reason });
   }
@@ -161,6 +179,7 @@ export class JobRun {
     if (!this.#holding) return;
     this.#holding = false;
     this.#logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
+    this.#outcome('lease_lost', ['baton.lease_lost']);
     this.#deps.events.emit('lease:lost', { job: this.job });
     this.abort(new LeaseLostError());
   }
@@ -172,8 +191,24 @@ export class JobRun {
   relinquish(): boolean {
     const held = this.#holding;
     this.#holding = false;
+    this.#awaitingRelease ||= held;
     this.#relinquished();
     return held;
+  }
+
+  /**
+   * The shutdown's release of a job it took back ({@link relinquish}) is over:
+   * `released` when written, false when it gave up. Ends the run's span.
+   */
+  handedBack(released: boolean): void {
+    this.#outcome(released ? 'released' : 'unreleased', released ? ['baton.released', { 'baton.abandoned': !this.#settled }] : undefined);
+    this.#span.end();
+  }
+
+  /** Sets the span's `baton.outcome`, with an event when given. */
+  #outcome(outcome: string, event?: Parameters<TraceSpan['event']>): void {
+    this.#span.set({ 'baton.outcome': outcome });
+    if (event) this.#span.event(...event);
   }
 
   async #run(): Promise<void> {
@@ -190,7 +225,10 @@ export class JobRun {
         if (!this.#holding) return false;
         // Retried through a database outage, as outcomes are: a blip must not fail the attempt.
         const held = await this.#persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
-        if (held) deps.events.emit('job:checkpoint', { job, checkpoint: value });
+        if (held) {
+          this.#span.event('baton.checkpoint');
+          deps.events.emit('job:checkpoint', { job, checkpoint: value });
+        }
         return held;
       },
       writeProgress: async (progress) => {
@@ -206,7 +244,7 @@ export class JobRun {
       this.#timeout = setTimeout(() => this.abort(new TimeoutError(job.timeoutMs!)), job.timeoutMs);
       this.#timeout.unref(); // the worker keeps the process alive while it runs; an abandoned run must not
     }
-    const handler = this.#invoke(ctx);
+    const handler = this.#span.within(() => this.#invoke(ctx));
     const abortedWith = new Promise<Error>((resolve) => {
       if (signal.aborted) resolve(signal.reason as Error);
       signal.addEventListener('abort', () => resolve(signal.reason as Error), { once: true });
@@ -295,6 +333,7 @@ export class JobRun {
     if (ok) return true;
     this.#holding = false;
     this.#logger.warn({ op }, 'write dropped: this run no longer holds the job (fencing token changed)');
+    this.#outcome('lease_lost', ['baton.lease_lost', { 'baton.write': op }]);
     this.#deps.events.emit('write:dropped', { job: this.job, op });
     this.#deps.events.emit('lease:lost', { job: this.job });
     return false;
@@ -314,6 +353,7 @@ export class JobRun {
     this.#freeSlot();
     if (!this.#written(await writing, 'jobComplete')) return;
     this.#logger.debug('job completed');
+    this.#outcome('completed');
     deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt });
   }
 
@@ -328,6 +368,9 @@ export class JobRun {
     this.#holding = false;
     const written = await this.#persist('jobFail', () => deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }));
     if (!this.#written(written, 'jobFail')) return;
+    this.#outcome(retryAt === null ? 'failed' : 'retry');
+    this.#span.fail(error);
+    if (retryAt !== null) this.#span.set({ 'baton.retry_at': new Date(retryAt).toISOString() });
     const text = retryAt === null ? 'job failed' : 'attempt failed; will retry';
     try {
       this.#logger.warn({ err: error, retryAt }, text);
@@ -346,6 +389,7 @@ export class JobRun {
     const written = await this.#persist('jobFinishCancelled', () => deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }));
     if (!this.#written(written, 'jobFinishCancelled')) return;
     this.#logger.info('job cancelled');
+    this.#outcome('cancelled');
     deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
   }
 
@@ -360,14 +404,25 @@ export class JobRun {
     const now = deps.clock.now();
     const runAt = now + (snooze?.delayMs ?? 0);
     const lease = { id: this.job.id, token: this.job.leaseToken };
-    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, runAt }));
+    const cause = snooze ? (snooze.code === 'rate_limited' ? 'rateLimited' : 'snooze') : 'shutdown';
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, runAt, cause }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;
     if (snooze) {
+      this.#outcome('snoozed', ['baton.snoozed', { 'baton.delay_ms': snooze.delayMs, 'baton.rate_limited': snooze.code === 'rate_limited' }]);
       this.#logger.info({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
       deps.events.emit('job:snoozed', { job: this.job, delayMs: snooze.delayMs, runAt: new Date(runAt), rateLimited: snooze.code === 'rate_limited' });
     } else {
+      this.#outcome('released', ['baton.released', { 'baton.abandoned': false }]);
       this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
       deps.events.emit('job:released', { job: this.job });
     }
   }
+}
+
+/** The span event of an abort: its name and attributes by reason; none for a lost lease (`leaseLost` marks it). */
+function abortEvent(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): Parameters<TraceSpan['event']> | undefined {
+  if (reason instanceof CancelledError) return ['baton.cancel_requested', reason.reason === null ? {} : { 'baton.cancel.reason': reason.reason }];
+  if (reason instanceof TimeoutError) return ['baton.timeout', { 'baton.timeout_ms': reason.timeoutMs }];
+  if (reason instanceof ShutdownError) return ['baton.shutdown_requested'];
+  return undefined;
 }

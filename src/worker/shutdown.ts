@@ -62,10 +62,14 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
       const released = new Set(
         await persist(() => state.store.jobRelease({ leases, now: clock.now() }), { deadline: () => state.stopDeadline, clock, logger: state.logger, op: 'jobRelease' }),
       );
-      for (const run of left) if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
+      for (const run of left) {
+        run.handedBack(released.has(run.job.id));
+        if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
+      }
     } catch (error) {
       state.logger.error({ err: error, jobs: leases.map((l) => l.id) }, 'releasing jobs at shutdown failed');
       for (const lease of leases) unreleased.add(lease.id);
+      for (const run of left) run.handedBack(false);
     }
   }
   // Outcome writes still retrying give up by the stop deadline (see executor.ts).

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { TypedEmitter } from '../observe/events.js';
+import type { Tracing } from '../observe/tracing.js';
 import type { StopSummary, WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
 import { ServiceRunner } from '../lease/service.js';
@@ -21,12 +22,17 @@ import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } 
 import { shutdown } from './shutdown.js';
 import { heldRuns, type WorkerState } from './state.js';
 
+/** A worker's place in its lifecycle: see {@link Worker.status}. */
+export type WorkerStatus = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
 /** What `createBaton` hands a worker. */
 export interface WorkerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
   payloadLimit: number;
+  /** Spans for runs, schedule ticks and service runs (observe/tracing.ts). */
+  tracing: Tracing;
   /** Subscribes to jobs enqueued by this process (instant local wake-up); returns unsubscribe. */
   onLocalEnqueue(listener: () => void): () => void;
 }
@@ -60,6 +66,10 @@ export class Worker {
   readonly #vacuum: TableVacuum;
   #unsubscribe: Array<() => void> = [];
   #started = false;
+  /** Set once start() has started the loops: the worker claims. */
+  #claiming = false;
+  /** Set once stop() has finished. */
+  #stopped = false;
   /** When start() was called (ms since the epoch), for the registry. */
   #startedAt = 0;
   /** A ref'd timer that keeps the process alive from start() until stop() has finished (every loop timer is unref'd). */
@@ -98,6 +108,7 @@ export class Worker {
         logger: base,
         events: this.#events,
         workerId: this.id,
+        tracing: deps.tracing,
         payloadLimit: deps.payloadLimit,
         progressInterval: o.progressInterval,
         abortGrace: o.abortGrace,
@@ -144,7 +155,7 @@ export class Worker {
     });
     let schedulerFailures = 0;
     this.#scheduler = o.scheduler
-      ? new Scheduler({ store: deps.store, clock, logger, events: this.#events, workerId: this.id, onError: (error) => onError('scheduler', error, ++schedulerFailures) })
+      ? new Scheduler({ store: deps.store, clock, logger, events: this.#events, workerId: this.id, tracing: deps.tracing, onError: (error) => onError('scheduler', error, ++schedulerFailures) })
       : undefined;
     // Ticks this worker enqueued are not seen by its own change watch: claim them now.
     this.#events.on('schedule:enqueued', () => this.#wake());
@@ -160,6 +171,7 @@ export class Worker {
         logger: logger.child({ service: service.name }),
         events: this.#events,
         owner: this.id,
+        tracing: deps.tracing,
         onError: (error) => onError(`service:${service.name}`, error, ++failures),
       });
     });
@@ -183,6 +195,17 @@ export class Worker {
 
   once<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): () => void {
     return this.#events.once(event, listener);
+  }
+
+  /**
+   * Where the worker is in its lifecycle (see the diagram above): 'new' until
+   * start(); 'starting' while start() stores the schedules and registers; 'running'
+   * once its loops claim; 'stopping' from the moment stop() is called (it claims
+   * nothing more while it drains and releases); 'stopped' once stop() has resolved.
+   */
+  get status(): WorkerStatus {
+    if (this.#state.stopping) return this.#stopped ? 'stopped' : 'stopping';
+    return this.#claiming ? 'running' : this.#started ? 'starting' : 'new';
   }
 
   /** Jobs occupying a slot now. */
@@ -231,6 +254,7 @@ export class Worker {
         },
       }),
     );
+    this.#claiming = true;
     this.#events.emit('worker:started', { workerId: this.id });
     this.#state.logger.info({ concurrency: this.options.concurrency, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
     await this.#rescuer.tick();
@@ -282,6 +306,7 @@ export class Worker {
     await this.#cancels.stop();
     await unregisterWorker(state).catch((error: unknown) => state.logger.warn({ err: error }, 'could not remove the worker from the registry; its row expires by itself'));
     state.logger.info(summary, 'worker stopped');
+    this.#stopped = true;
     this.#events.emit('worker:stopped', { workerId: this.id, summary });
     clearInterval(this.#keepAlive);
     return summary;
@@ -296,7 +321,7 @@ export class Worker {
   readonly loops = {
     /** One scheduler pass at `now` (default: the clock); returns the earliest next run. Works whether or not the scheduler is on. */
     scheduler: (now?: number) =>
-      (this.#scheduler ?? new Scheduler({ store: this.#state.store, clock: this.#state.clock, logger: this.#state.logger, events: this.#events, workerId: this.id, onError: () => undefined })).runOnce(now),
+      (this.#scheduler ?? new Scheduler({ store: this.#state.store, clock: this.#state.clock, logger: this.#state.logger, events: this.#events, workerId: this.id, tracing: this.#deps.tracing, onError: () => undefined })).runOnce(now),
     /** One pass of the named service's runner; returns the ms it would sleep. */
     service: (name: string) => {
       const runner = this.#services.find((r) => r.service.name === name);

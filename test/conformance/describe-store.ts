@@ -10,6 +10,7 @@ import { retentionTests } from './retention.js';
 import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
 import { tableHealthTests } from './table-health.js';
+import { timelineTests } from './timeline.js';
 import { workerTests } from './workers.js';
 
 export type { StoreFactory } from './harness.js';
@@ -24,7 +25,8 @@ export type { StoreFactory } from './harness.js';
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
- * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits).
+ * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
+ * timeline.ts (the stored timeline each transition appends to).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -40,5 +42,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     flowTests(h);
     keyTests(h);
     rateTests(h);
+    timelineTests(h);
   });
 }

@@ -41,12 +41,29 @@ export function jobTests(h: Harness): void {
         leaseExpiresAt: null,
         scheduleName: null,
         scheduledFor: null,
+        traceContext: null,
       });
       expect(ms(a!.runAt)).toBe(T0 + 60_000);
       expect(ms(a!.createdAt)).toBe(T0 - 1000);
       expect(b).toMatchObject({ queue: 'emails', payload: [1, 2], key: 'k-1' });
       expect(c!.payload).toBeNull();
       for (const job of [a, b, c]) expect(await store.jobGet({ id: job!.id })).toEqual(job);
+    });
+
+    it('stores the trace context given (bulk and keyed inserts) and returns it on claim, after finishing and after a retry; none: null', async () => {
+      const { store } = await h.setup();
+      const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=a,other=b' };
+      const text = JSON.stringify(trace);
+      const inserted = await store.jobInsertMany({ jobs: [newJob({ traceContext: text }), newJob({ traceContext: text, key: 'k' }), newJob(), newJob({ traceContext: null })], now: T0 });
+      expect(inserted.map((i) => i.job.traceContext)).toEqual([trace, trace, null, null]);
+      const claimed = await claim(store, { limit: 4 });
+      expect(claimed.map((j) => j.traceContext)).toEqual([trace, trace, null, null]);
+      // Failed for good: on PostgreSQL the row moves to the finished table and keeps the column; a retry moves it back.
+      const [first] = claimed;
+      await store.jobFail({ id: first!.id, token: first!.leaseToken, error: { attempt: 1, time: T0 + 1, message: 'boom', stack: null }, retryAt: null, now: T0 + 1 });
+      expect((await get(store, first!.id)).traceContext).toEqual(trace);
+      expect((await store.jobRetry({ id: first!.id, now: T0 + 2 }))?.job.traceContext).toEqual(trace);
+      expect((await claimOne(store, { now: T0 + 2 })).traceContext).toEqual(trace);
     });
 
     it('an empty batch inserts nothing', async () => {

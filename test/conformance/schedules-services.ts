@@ -139,10 +139,22 @@ export function scheduleServiceTests(h: Harness): void {
       expect(await get(store, job!.id)).toEqual(job);
       expect(await store.scheduleGet({ name: 's' })).toMatchObject({ nextRunAt: T0 + MINUTE, lastRunAt: T0, lastWorker: 'w-7', updatedAt: T0 + 5 });
 
+      expect(job!.traceContext).toBeNull();
+
       // A stale expectation (the tick was taken) changes nothing.
       expect(await store.scheduleAdvance(advanceOne('s', T0, 'w-8'))).toEqual({ advanced: false, jobs: [] });
       expect(await store.scheduleGet({ name: 's' })).toMatchObject({ nextRunAt: T0 + MINUTE, lastWorker: 'w-7' });
       expect(await store.jobList({ limit: 10 })).toHaveLength(1);
+    });
+
+    it('scheduleAdvance stores each job\'s trace context (the tick\'s span)', async () => {
+      const { store } = await h.setup();
+      await upsert(store);
+      const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+      const params = advanceOne('s', T0);
+      const result = await store.scheduleAdvance({ ...params, jobs: params.jobs.map((j) => ({ ...j, traceContext: JSON.stringify(trace) })) });
+      expect(result.jobs.map((j) => j.traceContext)).toEqual([trace]);
+      expect((await get(store, result.jobs[0]!.id)).traceContext).toEqual(trace);
     });
 
     it('scheduleAdvance of several ticks (catch-up): lastRunAt is the latest tick; a tick already enqueued is skipped', async () => {

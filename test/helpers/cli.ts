@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { NODE_TS_ARGS, spawnTs, type ChildHandle } from './child.js';
+import { afterEach } from 'vitest';
+import { ChildHandle, NODE_TS_ARGS, spawnTs } from './child.js';
 
 /** The CLI run from source (test/fixtures/cli.ts), no build needed. */
 export const CLI_FIXTURE = fileURLToPath(new URL('../fixtures/cli.ts', import.meta.url));
@@ -48,3 +49,38 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildHand
 export function stdoutOf(child: ChildHandle): string {
   return child.messages.map((m) => (m.type === 'text' && typeof m.text === 'string' ? m.text : JSON.stringify(m))).join('\n');
 }
+
+const terminals = new Set<ChildHandle>();
+
+/** `text` quoted for /bin/sh. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Starts `baton <args>` in a pseudo-terminal, as a person runs it in a terminal:
+ * util-linux `script` gives it a TTY for stdin, stdout and stderr, and what it
+ * writes to either comes back merged, one entry of `messages` per line (CR removed;
+ * colours kept). Its stdin stays open until the test ends. Killed after the test if
+ * still running (the CLI then gets SIGHUP).
+ */
+export function spawnCliInTerminal(args: string[], env: NodeJS.ProcessEnv = {}): ChildHandle {
+  const command = [process.execPath, ...NODE_TS_ARGS, CLI_FIXTURE, ...args].map(shellQuote).join(' ');
+  const child = spawn('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, BATON_LOG_LEVEL: process.env.BATON_TEST_LOG ?? 'silent', TERM: 'xterm-256color', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const handle = new ChildHandle(child);
+  terminals.add(handle);
+  return handle;
+}
+
+afterEach(async () => {
+  for (const terminal of terminals) {
+    if (terminal.process.exitCode === null && terminal.process.signalCode === null) {
+      terminal.kill('SIGKILL');
+      await terminal.exited;
+    }
+    terminal.process.stdin?.destroy();
+  }
+  terminals.clear();
+});

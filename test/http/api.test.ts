@@ -65,7 +65,7 @@ describe('HTTP API', () => {
     expect((await call(app, 'GET', '/healthz')).json).toEqual({ ok: true, driver: baton.store.driver });
     const doc = (await call(app, 'GET', '/api/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
-    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz']) {
+    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz', '/readyz']) {
       expect(doc.paths, path).toHaveProperty([path]);
     }
   });

@@ -95,7 +95,11 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await page.waitForSelector('button[data-action="retry"]');
     expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
     expect((await baton.getJob(job.id)).state).toBe('cancelled');
-    expect(await page.locator('#job-timeline').textContent()).toContain('cancel requested');
+    // The stored timeline: the start on this worker, then the request the page made (through the API: "http").
+    await page.waitForSelector('#job-timeline li[data-type="cancelled"]');
+    expect(await page.locator('#job-timeline li').evaluateAll((items) => items.map((li) => li.getAttribute('data-type')))).toEqual(['enqueued', 'started', 'cancelRequested', 'cancelled']);
+    expect(await page.locator('#job-timeline li[data-type="started"]').textContent()).toContain(`attempt 1 started on ${worker.id}`);
+    expect(await page.locator('#job-timeline li[data-type="cancelRequested"]').textContent()).toContain('cancel requested by http');
 
     // The jobs list shows it cancelled too, and a new running job's bar moves there.
     const claimedNext = waitForEvent(worker, 'job:claimed');

@@ -17,7 +17,7 @@ export function cancelCommand(): Command {
     .action(async (id: number | undefined, flags: BulkFlags & { reason?: string; database?: string }) => {
       idOrFilter('cancel', id, flags);
       if (id === undefined) {
-        const reason = flags.reason === undefined ? {} : { reason: flags.reason };
+        const reason = { by: 'cli', ...(flags.reason === undefined ? {} : { reason: flags.reason }) };
         const result = await withBaton({ database: flags.database }, (baton) => withProgress(flags, 'cancel', (options) => baton.jobs.cancelMany(bulkFilter(flags), { ...options, ...reason })));
         printBulk(flags, 'cancel', result, () => {
           const parts = [];
@@ -28,7 +28,7 @@ export function cancelCommand(): Command {
         return;
       }
       // The client's refusal of the reason (its only checked argument) names the flag: "--reason: …".
-      const { outcome, job } = await withBaton({ database: flags.database }, (baton) => baton.cancel(id, flags.reason)).catch((error: unknown) => {
+      const { outcome, job } = await withBaton({ database: flags.database }, (baton) => baton.cancel(id, flags.reason, { by: 'cli' })).catch((error: unknown) => {
         throw byFlag(error, [undefined]);
       });
       if (flags.json) printJson({ outcome, job });

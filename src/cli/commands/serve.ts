@@ -19,6 +19,8 @@ interface ServeFlags {
  * `baton serve`: the HTTP API, /metrics and the dashboard, standalone. With
  * --tasks it validates payloads and refuses unknown task names. A non-loopback
  * --host needs a token (BATON_ADMIN_TOKEN / BATON_API_TOKEN or the options).
+ * Probes: `/healthz` (liveness) and `/readyz` (the database answers and its schema
+ * is current; routes/probes.ts), open without a token.
  * SIGTERM/SIGINT close the listener and the database, exit 0.
  */
 export function serveCommand(): Command {
@@ -42,7 +44,7 @@ export function serveCommand(): Command {
         await baton.close();
         throw error;
       }
-      out(`baton serving ${server.url} (dashboard /, API /api, metrics /metrics)${tokens.adminToken || tokens.readToken ? '' : '; no token: open to this machine only'}`);
+      out(`baton serving ${server.url} (dashboard /, API /api, metrics /metrics, probes /healthz /readyz)${tokens.adminToken || tokens.readToken ? '' : '; no token: open to this machine only'}`);
       await new Promise<void>((resolve) => {
         onShutdownSignals({
           first: (signal) => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Baton } from '../../baton.js';
 import { NotFoundError, ValidationError, ConflictError } from '../../errors.js';
 import type { AnyTask } from '../../job/task.js';
+import { loadTracing } from '../../observe/tracing.js';
 import { JOB_STATES, type EnqueueOptions } from '../../job/types.js';
 import { parseInput, parseIsoDateTime, storableString, withPathPrefix } from '../../validation.js';
 import { readJson } from '../body.js';
@@ -52,7 +53,10 @@ export function jobId(text: string): number {
   return Number(text);
 }
 
-/** /api/jobs: enqueue, list, get, cancel, retry. */
+/**
+ * /api/jobs: enqueue, list, get, cancel, retry. An enqueue whose request carries a W3C
+ * `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
+ */
 export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number }): Hono {
   const app = new Hono();
   const now = () => baton.clock.now();
@@ -62,8 +66,9 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
     const enqueueOptions = o as EnqueueOptions;
     const known = options.tasks?.get(task);
     if (options.tasks && !known) throw new NotFoundError(`unknown task "${task}": this server knows ${[...options.tasks.keys()].map((n) => `"${n}"`).join(', ') || 'no tasks'}`);
+    const tracing = await loadTracing();
     try {
-      const job = known ? await baton.enqueue(known, payload as never, enqueueOptions) : await baton.enqueue(task, payload, enqueueOptions);
+      const job = await tracing.incoming(c.req.header(), () => (known ? baton.enqueue(known, payload as never, enqueueOptions) : baton.enqueue(task, payload, enqueueOptions)));
       return c.json(jobJson(job, now()), 201);
     } catch (error) {
       // The client names fields from the argument it checked; the body has them under that key.
@@ -78,12 +83,16 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
     return c.json({ items: items.map((job) => jobJson(job, now())), nextCursor: items.length === limit && last ? String(last.id) : null });
   });
 
-  app.get('/:id', async (c) => c.json(jobJson(await baton.getJob(jobId(c.req.param('id'))), now())));
+  // The detail adds the job's whole story (TimelineEntry[], oldest first); lists leave it out.
+  app.get('/:id', async (c) => {
+    const { job, timeline } = await baton.getJobTimeline(jobId(c.req.param('id')));
+    return c.json({ ...jobJson(job, now()), timeline });
+  });
 
   app.post('/:id/cancel', async (c) => {
     const id = jobId(c.req.param('id'));
     const { reason } = parseInput(cancelBody, await readJson(c, options.bodyLimit), 'invalid cancel request');
-    const result = await baton.cancel(id, reason ?? undefined);
+    const result = await baton.cancel(id, reason ?? undefined, { by: 'http' });
     if (result.outcome === 'unchanged') throw new ConflictError(`job ${id} is already ${result.job.state}; nothing to cancel`, result.job.state);
     return c.json({ outcome: result.outcome, job: jobJson(result.job, now()) });
   });

@@ -75,7 +75,7 @@ export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hon
   });
   app.post('/jobs/cancel-many', async (c) => {
     const { filter, options: o } = await readBulk(c, options.bodyLimit, 'cancel-many');
-    return c.json(await baton.jobs.cancelMany(filter, o));
+    return c.json(await baton.jobs.cancelMany(filter, { ...o, by: 'http' }));
   });
   app.post('/jobs/purge', async (c) => {
     const { filter, options: o } = await readBulk(c, options.bodyLimit, 'purge');

@@ -2,6 +2,7 @@ import type { Job } from '../../job/types.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import { date, type PgContext } from './context.js';
 import { moveJobs, RETRIED } from './move.js';
+import { cancelRequested } from './timeline.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on PostgreSQL; see
@@ -76,7 +77,10 @@ export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jo
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
-export async function jobCancelMany(ctx: PgContext, { ids, reason, now }: StoreParams<'jobCancelMany'>): Promise<CancelManyReport> {
+/** The `cancelRequested` event of a bulk cancel: `$2` now, `$3` reason, `$4` who asked. */
+const CANCEL_EVENT = cancelRequested('j.', '$2::timestamptz', '$4::text', '$3::text');
+
+export async function jobCancelMany(ctx: PgContext, { ids, reason, by = null, now }: StoreParams<'jobCancelMany'>): Promise<CancelManyReport> {
   if (ids.length === 0) return { cancelled: [], requested: [] };
   const of = (rows: Array<{ id: string }>) => rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   return ctx.transaction(async (client) => {
@@ -86,12 +90,12 @@ export async function jobCancelMany(ctx: PgContext, { ids, reason, now }: StoreP
       name: 'cancelled',
       from: 'jobs',
       where: "j.id = ANY($1::bigint[]) AND j.state = 'queued'",
-      set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+      set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2', timeline: CANCEL_EVENT.queued },
       returning: 'id',
-    })} SELECT id FROM cancelled`), [ids, date(now), reason]);
+    })} SELECT id FROM cancelled`), [ids, date(now), reason, by]);
     // Each row's trigger NOTIFYs <schema>_cancel at commit, as a single cancel does.
-    const requested = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2),
-        cancel_reason = coalesce(cancel_reason, $3) WHERE id = ANY($1::bigint[]) AND state = 'running' RETURNING id`), [ids, date(now), reason]);
+    const requested = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs j SET cancel_requested_at = coalesce(cancel_requested_at, $2),
+        cancel_reason = coalesce(cancel_reason, $3), timeline = ${CANCEL_EVENT.running} WHERE id = ANY($1::bigint[]) AND state = 'running' RETURNING id`), [ids, date(now), reason, by]);
     return { cancelled: of(cancelled.rows), requested: of(requested.rows) };
   });
 }

@@ -1,7 +1,8 @@
-import { CLEAR_LEASE, LEASE_EXPIRED_MESSAGE } from '../constants.js';
+import { END_ATTEMPT, LEASE_EXPIRED_MESSAGE } from '../constants.js';
 import type { CancelRequest, LeaseReport, RescueReport, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
-import { CLEARED_LEASE, moveJobs } from './move.js';
+import { ENDED_ATTEMPT, moveJobs } from './move.js';
+import { ms, withEvent } from './timeline.js';
 
 /**
  * The leases of running jobs on PostgreSQL: the worker's batched extension (with
@@ -38,13 +39,14 @@ export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'job
   // Each expired job's outcome is read from its locked (latest) version: requeued
   // in place, or moved to jobs_finished as cancelled (a cancel was requested) or
   // failed (its last attempt). A lease-expired attempt gets an error entry, as a failure does.
+  const rescued = (outcome: string) => withEvent(`'type', 'rescued', 'at', ${ms('$1::timestamptz')}, 'outcome', ${outcome}`, { row: 'j.' });
   const lapse = "j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))";
   const rows = await ctx.query<{ id: string; state: string }>('rescue', `
     WITH expired AS (
       SELECT id, CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'failed' ELSE 'queued' END AS outcome
       FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $1, errors = ${lapse}, ${CLEAR_LEASE}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = $1, errors = ${lapse}, timeline = ${rescued("'queued'")}, ${END_ATTEMPT}
       FROM expired WHERE j.id = expired.id AND expired.outcome = 'queued'
       RETURNING j.id, j.state
     ), ${moveJobs({
@@ -52,7 +54,13 @@ export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'job
       from: 'jobs',
       using: 'expired',
       where: "j.id = expired.id AND expired.outcome <> 'queued'",
-      set: { state: 'expired.outcome', finished_at: '$1', errors: `CASE WHEN expired.outcome = 'failed' THEN ${lapse} ELSE j.errors END`, ...CLEARED_LEASE },
+      set: {
+        state: 'expired.outcome',
+        finished_at: '$1',
+        errors: `CASE WHEN expired.outcome = 'failed' THEN ${lapse} ELSE j.errors END`,
+        timeline: rescued('expired.outcome'),
+        ...ENDED_ATTEMPT,
+      },
       returning: 'id, state',
     })}
     SELECT id, state FROM requeued UNION ALL SELECT id, state FROM ended`, [date(now), now, LEASE_EXPIRED_MESSAGE]);

@@ -1,15 +1,21 @@
 import { ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
-import { CLEAR_LEASE } from '../constants.js';
-import type { CancelOutcome, InsertedJob, StoreParams } from '../store.js';
+import { END_ATTEMPT } from '../constants.js';
+import type { CancelOutcome, InsertedJob, JobTimelineRecord, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
-import { CLEARED_LEASE, moveJobs, RETRIED } from './move.js';
+import { ENDED_ATTEMPT, moveJobs, RETRIED } from './move.js';
 import { applyKeyStrategies } from './key-strategies.js';
-import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+import { rowToClaimedJob, rowToJob, rowToJobTimeline, type JobRow } from './rows.js';
+import { cancelRequested, ms, withEvent } from './timeline.js';
 
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
+/** The event of a release (`$3` now, `$4` runAt), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
+const released = (cause: 'shutdown' | 'snooze' | 'rateLimited', r: string) =>
+  withEvent(cause === 'shutdown'
+    ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}`
+    : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 
 
 export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
@@ -21,11 +27,11 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
       if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
       const inserted = (await db.query(ctx.sql(`
         WITH input AS (
-          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[], $11::text[], $12::int[])
-            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord, concurrency_key, concurrency_limit)
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[], $11::text[], $12::int[], $13::text[])
+            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord, concurrency_key, concurrency_limit, trace_context)
         ), ins AS (
-          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit)
-          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10, concurrency_key, concurrency_limit FROM input ORDER BY ord
+          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context)
+          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10, concurrency_key, concurrency_limit, trace_context::json FROM input ORDER BY ord
           ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING
           RETURNING *
         )
@@ -42,6 +48,7 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
         date(now),
         pending.map((p) => p.job.concurrencyKey ?? null),
         pending.map((p) => p.job.concurrencyLimit ?? null),
+        pending.map((p) => p.job.traceContext ?? null),
       ])).rows as JobRow[];
       // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
       // Which inputs were skipped: keyed ones whose key (now) has a live job.
@@ -99,7 +106,7 @@ export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParam
       from: 'jobs',
       using: 'unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit',
       where: "j.id = c.id AND j.lease_token = c.token AND j.state = 'running'",
-      set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...CLEARED_LEASE },
+      set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...ENDED_ATTEMPT },
       returning: 'id',
     })}
     SELECT id FROM completed`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
@@ -109,7 +116,10 @@ export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParam
 export async function jobFail(ctx: PgContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
   const values = [id, token, date(retryAt ?? now), JSON.stringify(error)];
   // $3: run_at of the retry, or finished_at when failed for good.
-  if (retryAt !== null) return fenced(ctx, `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, ${CLEAR_LEASE}`, values);
+  if (retryAt !== null) {
+    const event = withEvent(`'type', 'retryScheduled', 'at', ${ms('$5::timestamptz')}, 'runAt', ${ms('$3::timestamptz')}, 'error', $4::jsonb ->> 'message'`);
+    return fenced(ctx, `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, timeline = ${event}, ${END_ATTEMPT}`, [...values, date(now)]);
+  }
   return fencedFinish(ctx, 'fail', { state: "'failed'", finished_at: '$3', errors: 'j.errors || jsonb_build_array($4::jsonb)' }, values);
 }
 
@@ -137,13 +147,13 @@ async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof
     name: 'finished',
     from: 'jobs',
     where: "j.id = $1 AND j.lease_token = $2 AND j.state = 'running'",
-    set: { ...set, ...CLEARED_LEASE },
+    set: { ...set, ...ENDED_ATTEMPT },
     returning: 'id',
   })} SELECT id FROM finished`, values);
   return rows.length === 1;
 }
 
-export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
   // The rows are locked first and the cancel request read from the locked (latest)
   // version, so a request committed meanwhile sends its job to exactly one branch.
@@ -153,7 +163,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StorePa
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $4::timestamptz, attempt = j.attempt - 1, ${CLEAR_LEASE}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = $4::timestamptz, attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({
@@ -161,7 +171,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StorePa
       from: 'jobs',
       using: 'held',
       where: 'j.id = held.id AND held.cancel',
-      set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', ...CLEARED_LEASE },
+      set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: released(cause, 'j.'), ...ENDED_ATTEMPT },
       returning: 'id',
     })}
     SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), date(runAt ?? now)]);
@@ -177,15 +187,17 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt }: StorePa
  * snapshot still shows it in `jobs`; the statement then runs again on a newer snapshot.
  * Each such round needs another transaction to have moved the job on.
  */
+const CANCEL_EVENT = cancelRequested('j.', '$2::timestamptz', '$4::text', '$3::text');
 const CANCEL = `
   WITH requested AS (
-    UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2), cancel_reason = coalesce(cancel_reason, $3)
+    UPDATE :schema.jobs j SET cancel_requested_at = coalesce(cancel_requested_at, $2), cancel_reason = coalesce(cancel_reason, $3),
+      timeline = ${CANCEL_EVENT.running}
     WHERE id = $1 AND state = 'running' RETURNING *
   ), ${moveJobs({
     name: 'cancelled',
     from: 'jobs',
     where: "j.id = $1 AND j.state = 'queued'",
-    set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+    set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2', timeline: CANCEL_EVENT.queued },
   })}
   SELECT 'requested' AS outcome, * FROM requested
   UNION ALL SELECT 'cancelled', * FROM cancelled
@@ -196,9 +208,9 @@ const CANCEL = `
 /** Rounds of {@link CANCEL} before a cancel gives up: each one lost a race with another transaction. */
 const CANCEL_ROUNDS = 100;
 
-export async function jobCancel(ctx: PgContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
+export async function jobCancel(ctx: PgContext, { id, reason, by = null, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
   for (let round = 0; round < CANCEL_ROUNDS; round++) {
-    const [row] = await ctx.query<JobRow & { outcome: CancelOutcome | 'absent' }>('cancel', CANCEL, [id, date(now), reason]);
+    const [row] = await ctx.query<JobRow & { outcome: CancelOutcome | 'absent' }>('cancel', CANCEL, [id, date(now), reason, by]);
     if (!row) continue; // the job moved on after this statement's snapshot: read it again
     if (row.outcome === 'absent') return null;
     return { job: rowToJob(row), outcome: row.outcome };
@@ -232,6 +244,11 @@ export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetr
 export async function jobGet(ctx: PgContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
   const rows = await ctx.query<JobRow>('get', 'SELECT * FROM :schema.jobs_all WHERE id = $1', [id]);
   return rows[0] ? rowToJob(rows[0]) : null;
+}
+
+export async function jobTimeline(ctx: PgContext, { id }: StoreParams<'jobTimeline'>): Promise<JobTimelineRecord | null> {
+  const rows = await ctx.query<JobRow>('get', 'SELECT * FROM :schema.jobs_all WHERE id = $1', [id]);
+  return rows[0] ? rowToJobTimeline(rows[0]) : null;
 }
 
 export async function jobList(ctx: PgContext, p: StoreParams<'jobList'>): Promise<Job[]> {

@@ -1,8 +1,9 @@
 import type { TransactionClient } from '../../job/types.js';
-import { droppedReason, supersededReason } from '../key-strategies.js';
+import { droppedReason, strategyActor, supersededReason } from '../key-strategies.js';
 import type { NewJob } from '../store.js';
 import { date, type PgContext } from './context.js';
 import { moveJobs } from './move.js';
+import { cancelRequested } from './timeline.js';
 
 /**
  * Applies the concurrency strategies of jobs just inserted (issue 12) in the insert's
@@ -25,7 +26,7 @@ export async function applyKeyStrategies(ctx: PgContext, db: TransactionClient, 
           (SELECT count(*) FROM :schema.jobs WHERE state = 'queued' AND queue = $1 AND concurrency_key = $2 AND id < $3)
         + (SELECT count(*) FROM :schema.jobs WHERE state = 'running' AND queue = $1 AND concurrency_key = $2 AND id < $3) AS n`), key);
       if (Number((rows[0] as { n: string }).n) < limit) continue;
-      await cancelQueued(ctx, db, [id], droppedReason(job.concurrencyKey, limit), now);
+      await cancelQueued(ctx, db, [id], droppedReason(job.concurrencyKey, limit), strategyActor(job.concurrencyKey, strategy), now);
       changed = true;
       continue;
     }
@@ -40,21 +41,25 @@ export async function applyKeyStrategies(ctx: PgContext, db: TransactionClient, 
     if (ids.length === 0) continue;
     const reason = supersededReason(id, job.concurrencyKey, strategy);
     // Queued ones first: one a claim started meanwhile is running by the second statement.
-    await cancelQueued(ctx, db, ids, reason, now);
-    await db.query(ctx.sql(`UPDATE :schema.jobs SET cancel_requested_at = coalesce(cancel_requested_at, $2), cancel_reason = coalesce(cancel_reason, $3)
-      WHERE id = ANY($1::bigint[]) AND state = 'running'`), [ids, date(now), reason]);
+    const by = strategyActor(job.concurrencyKey, strategy);
+    await cancelQueued(ctx, db, ids, reason, by, now);
+    await db.query(ctx.sql(`UPDATE :schema.jobs j SET cancel_requested_at = coalesce(cancel_requested_at, $2), cancel_reason = coalesce(cancel_reason, $3),
+      timeline = ${CANCEL_EVENT.running} WHERE id = ANY($1::bigint[]) AND state = 'running'`), [ids, date(now), reason, by]);
     changed = true;
   }
   return changed;
 }
 
-/** queued → cancelled now (moved to jobs_finished), with `reason`; other states untouched. */
-async function cancelQueued(ctx: PgContext, db: TransactionClient, ids: Array<number | string>, reason: string, now: number): Promise<void> {
+/** The `cancelRequested` event of a strategy's cancel: `$2` now, `$3` reason, `$4` who asked. */
+const CANCEL_EVENT = cancelRequested('j.', '$2::timestamptz', '$4::text', '$3::text');
+
+/** queued → cancelled now (moved to jobs_finished), with `reason`, asked by `by`; other states untouched. */
+async function cancelQueued(ctx: PgContext, db: TransactionClient, ids: Array<number | string>, reason: string, by: string, now: number): Promise<void> {
   await db.query(ctx.sql(`WITH ${moveJobs({
     name: 'cancelled',
     from: 'jobs',
     where: "j.id = ANY($1::bigint[]) AND j.state = 'queued'",
-    set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2' },
+    set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2', timeline: CANCEL_EVENT.queued },
     returning: 'id',
-  })} SELECT count(*) FROM cancelled`), [ids, date(now), reason]);
+  })} SELECT count(*) FROM cancelled`), [ids, date(now), reason, by]);
 }

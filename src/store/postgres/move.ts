@@ -1,3 +1,5 @@
+import { retriedEvent } from './timeline.js';
+
 /**
  * Moving jobs between PostgreSQL's two job tables (migration 10): `jobs` holds the
  * queued and running ones, `jobs_finished` the completed, failed and cancelled ones.
@@ -36,6 +38,9 @@ export const JOB_COLUMNS = {
   scheduled_for: 'timestamptz',
   concurrency_key: 'text',
   concurrency_limit: 'integer',
+  trace_context: 'json',
+  timeline: 'jsonb',
+  last_worker: 'text',
 } as const;
 
 /** A column of the job tables. */
@@ -44,8 +49,15 @@ export type JobColumn = keyof typeof JOB_COLUMNS;
 /** The `set` of a move that clears the lease holder and expiry (the token stays), as CLEAR_LEASE does in an UPDATE. */
 export const CLEARED_LEASE: Partial<Record<JobColumn, string>> = { lease_owner: 'NULL', lease_expires_at: 'NULL' };
 
-/** The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due now, attempts, start and outcome cleared. */
+/** The `set` of a move that ends the running attempt: the lease cleared and its holder kept as `last_worker`, as END_ATTEMPT does in an UPDATE. */
+export const ENDED_ATTEMPT: Partial<Record<JobColumn, string>> = { last_worker: 'j.lease_owner', ...CLEARED_LEASE };
+
+/**
+ * The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due
+ * now, attempts, start and outcome cleared, the outcome it had kept in a `retried` event.
+ */
 export const RETRIED: Partial<Record<JobColumn, string>> = {
+  timeline: retriedEvent('$2::timestamptz'),
   state: "'queued'",
   run_at: '$2',
   attempt: '0',

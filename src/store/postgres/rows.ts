@@ -10,7 +10,7 @@ export type ServiceRow = ServiceRowOf<Date, boolean>;
 export type WorkerRow = WorkerRowOf<Date, unknown[]>;
 
 /** node-postgres' columns: bigints are strings, timestamptz Dates, json parsed, arrays arrays. */
-export const { rowToJob, rowToClaimedJob, rowToSchedule, rowToService, rowToWorker } = rowMappers<string, Date, unknown, boolean, unknown[]>({
+export const { rowToJob, rowToClaimedJob, rowToJobTimeline, rowToSchedule, rowToService, rowToWorker } = rowMappers<string, Date, unknown, boolean, unknown[]>({
   id: Number,
   time: (value) => value.getTime(),
   json: (value) => value ?? null,

@@ -53,10 +53,10 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
     if (p.jobs.length === 0) return { advanced: true, jobs: [] };
     const rows = (await client.query<JobRow>(ctx.sql(`
       INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for,
-        concurrency_key, concurrency_limit)
-      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $9, $10, scheduled_for, concurrency_key, concurrency_limit
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[], $11::text[], $12::text[], $13::int[])
-        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for, key, concurrency_key, concurrency_limit)
+        concurrency_key, concurrency_limit, trace_context)
+      SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $9, $10, scheduled_for, concurrency_key, concurrency_limit, trace_context::json
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::timestamptz[], $11::text[], $12::text[], $13::int[], $14::text[])
+        AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, scheduled_for, key, concurrency_key, concurrency_limit, trace_context)
       ORDER BY scheduled_for
       ON CONFLICT DO NOTHING
       RETURNING *`), [
@@ -73,6 +73,7 @@ export async function scheduleAdvance(ctx: PgContext, p: StoreParams<'scheduleAd
       p.jobs.map((j) => j.key),
       p.jobs.map((j) => j.concurrencyKey ?? null),
       p.jobs.map((j) => j.concurrencyLimit ?? null),
+      p.jobs.map((j) => j.traceContext ?? null),
     ])).rows;
     const jobs = rows.map(rowToJob).sort((a, b) => a.id - b.id);
     // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first).

@@ -2,6 +2,7 @@ import type { Job } from '../../job/types.js';
 import { CLEAR_LEASE } from '../constants.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
+import { CANCEL_REQUESTED, RETRIED_EVENT } from './timeline.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on SQLite; see the
@@ -59,7 +60,7 @@ export async function jobRetryMany(ctx: SqliteContext, { ids, now }: StoreParams
   const find = ctx.sql(`SELECT id, key FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('failed','cancelled') ORDER BY id DESC`);
   const keyHeld = ctx.sql(`SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued','running')`);
   const requeue = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
-      cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+      cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}
     WHERE id = @id`);
   return ctx.transaction(() => {
     const retried: number[] = [];
@@ -74,14 +75,14 @@ export async function jobRetryMany(ctx: SqliteContext, { ids, now }: StoreParams
   });
 }
 
-export async function jobCancelMany(ctx: SqliteContext, { ids, reason, now }: StoreParams<'jobCancelMany'>): Promise<CancelManyReport> {
+export async function jobCancelMany(ctx: SqliteContext, { ids, reason, by = null, now }: StoreParams<'jobCancelMany'>): Promise<CancelManyReport> {
   if (ids.length === 0) return { cancelled: [], requested: [] };
-  const params = { ids: JSON.stringify(ids), reason, now };
+  const params = { ids: JSON.stringify(ids), reason, by, now };
   const of = (rows: unknown[]) => (rows as Array<{ id: number }>).map((r) => r.id).sort((a, b) => a - b);
   return ctx.transaction(() => ({
-    cancelled: of(ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now
-      WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'queued' RETURNING id`).all(params)),
-    requested: of(ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason)
-      WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'running' RETURNING id`).all(params)),
+    cancelled: of(ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now,
+      timeline = ${CANCEL_REQUESTED.queued} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'queued' RETURNING id`).all(params)),
+    requested: of(ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason),
+      timeline = ${CANCEL_REQUESTED.running} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'running' RETURNING id`).all(params)),
   }));
 }

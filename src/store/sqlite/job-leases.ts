@@ -1,6 +1,7 @@
-import { CLEAR_LEASE, LEASE_EXPIRED_MESSAGE } from '../constants.js';
+import { END_ATTEMPT, LEASE_EXPIRED_MESSAGE } from '../constants.js';
 import type { CancelRequest, LeaseReport, RescueReport, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
+import { withEvent } from './timeline.js';
 
 /**
  * The leases of running jobs on SQLite: the worker's batched extension (with its
@@ -38,13 +39,14 @@ export async function jobRescueExpired(ctx: SqliteContext, { now }: StoreParams<
   if (!any) return { requeued: [], failed: [], cancelled: [] };
   const expired = `state = 'running' AND lease_expires_at < @now`;
   const appendError = `errors = json_insert(errors, '$[#]', json_object('attempt', attempt, 'time', @now, 'message', @message, 'stack', NULL))`;
+  const rescued = (outcome: string) => `timeline = ${withEvent(`'type', 'rescued', 'at', @now, 'outcome', '${outcome}'`)}, ${END_ATTEMPT}`;
   const ids = (sql: string) => (ctx.sql(sql).all({ now, message: LEASE_EXPIRED_MESSAGE }) as Array<{ id: number }>).map((r) => r.id);
   return ctx.transaction(() => ({
-    cancelled: ids(`UPDATE jobs SET state = 'cancelled', finished_at = @now, ${CLEAR_LEASE}
+    cancelled: ids(`UPDATE jobs SET state = 'cancelled', finished_at = @now, ${rescued('cancelled')}
       WHERE ${expired} AND cancel_requested_at IS NOT NULL RETURNING id`),
-    failed: ids(`UPDATE jobs SET state = 'failed', finished_at = @now, ${appendError}, ${CLEAR_LEASE}
+    failed: ids(`UPDATE jobs SET state = 'failed', finished_at = @now, ${appendError}, ${rescued('failed')}
       WHERE ${expired} AND attempt >= max_attempts RETURNING id`),
-    requeued: ids(`UPDATE jobs SET state = 'queued', run_at = @now, ${appendError}, ${CLEAR_LEASE}
+    requeued: ids(`UPDATE jobs SET state = 'queued', run_at = @now, ${appendError}, ${rescued('queued')}
       WHERE ${expired} RETURNING id`),
   }));
 }

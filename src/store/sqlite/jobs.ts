@@ -1,29 +1,37 @@
 import { ConfigError, ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job } from '../../job/types.js';
-import { CLEAR_LEASE } from '../constants.js';
-import type { CancelOutcome, InsertedJob, NewJob, StoreParams } from '../store.js';
+import { CLEAR_LEASE, END_ATTEMPT } from '../constants.js';
+import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
-import { rowToClaimedJob, rowToJob, type JobRow } from './rows.js';
+import { rowToClaimedJob, rowToJob, rowToJobTimeline, type JobRow } from './rows.js';
+import { CANCEL_REQUESTED, RETRIED_EVENT, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
-const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit';
+const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at', @now, 'runAt', @retryAt, 'error', json_extract(@error, '$.message')`)}`;
+/** The event of a release, by its cause (see ReleaseCause). */
+const RELEASED = {
+  shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', @runAt`),
+  snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
+  rateLimited: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('true')`),
+};
+const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context';
 const LIVE_KEY = `key = ? AND state IN ('queued','running')`;
 
 export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
   if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
   const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
   const insert = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @concurrencyKey, @concurrencyLimit) RETURNING *`);
+    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @concurrencyKey, @concurrencyLimit, @traceContext) RETURNING *`);
   // Runs of jobs without a key go in as one INSERT … SELECT FROM json_each (about 2.5×
   // faster than a statement per row); keyed jobs one at a time, after the key lookup.
   const bulk = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ?, value->>7, value->>8 FROM json_each(?)
+    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ?, value->>7, value->>8, value->>9 FROM json_each(?)
     RETURNING *`);
   const insertRun = (run: NewJob[]): InsertedJob[] =>
-    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs, j.concurrencyKey ?? null, j.concurrencyLimit ?? null]))) as JobRow[])
+    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs, j.concurrencyKey ?? null, j.concurrencyLimit ?? null, j.traceContext ?? null]))) as JobRow[])
       .sort((a, b) => a.id - b.id)
       .map((row) => ({ job: rowToJob(row), created: true }));
   return ctx.transaction(() => {
@@ -38,7 +46,7 @@ export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: S
       run = [];
       const existing = findByKey.get(job.key) as JobRow | undefined;
       out.push(existing ? { job: rowToJob(existing), created: false }
-        : { job: rowToJob(insert.get({ ...job, concurrencyKey: job.concurrencyKey ?? null, concurrencyLimit: job.concurrencyLimit ?? null, now }) as JobRow), created: true });
+        : { job: rowToJob(insert.get({ ...job, concurrencyKey: job.concurrencyKey ?? null, concurrencyLimit: job.concurrencyLimit ?? null, traceContext: job.traceContext ?? null, now }) as JobRow), created: true });
     }
     if (run.length > 0) out.push(...insertRun(run));
     // out is in input order, as are jobs.
@@ -134,7 +142,7 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
 
 export async function jobCompleteMany(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
   if (items.length === 0) return [];
-  const rows = ctx.sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${CLEAR_LEASE}
+  const rows = ctx.sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${END_ATTEMPT}
     FROM json_each(@items)
     WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
     RETURNING id`).all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as Array<{ id: number }>;
@@ -144,13 +152,13 @@ export async function jobCompleteMany(ctx: SqliteContext, { items, now }: StoreP
 export async function jobFail(ctx: SqliteContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
   const set =
     retryAt === null
-      ? `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${CLEAR_LEASE}`
-      : `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${CLEAR_LEASE}`;
+      ? `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${END_ATTEMPT}`
+      : `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${RETRY_SCHEDULED}, ${END_ATTEMPT}`;
   return fenced(ctx, set, { id, token, now, retryAt, error: JSON.stringify(error) });
 }
 
 export async function jobFinishCancelled(ctx: SqliteContext, { id, token, now }: StoreParams<'jobFinishCancelled'>): Promise<boolean> {
-  return fenced(ctx, `state = 'cancelled', finished_at = @now, ${CLEAR_LEASE}`, { id, token, now });
+  return fenced(ctx, `state = 'cancelled', finished_at = @now, ${END_ATTEMPT}`, { id, token, now });
 }
 
 export async function jobCheckpoint(ctx: SqliteContext, { id, token, checkpoint }: StoreParams<'jobCheckpoint'>): Promise<boolean> {
@@ -166,30 +174,31 @@ function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>
   return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
 }
 
-export async function jobRelease(ctx: SqliteContext, { leases, now, runAt }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = CASE WHEN cancel_requested_at IS NULL THEN @runAt ELSE @now END, attempt = attempt - 1, ${CLEAR_LEASE}
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN @runAt ELSE @now END, attempt = attempt - 1,
+      timeline = ${RELEASED[cause]}, ${END_ATTEMPT}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
     RETURNING id`).all({ now, runAt: runAt ?? now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 
-export async function jobCancel(ctx: SqliteContext, { id, reason, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
+export async function jobCancel(ctx: SqliteContext, { id, reason, by = null, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
   return ctx.transaction(() => {
     const row = ctx.sql('SELECT state FROM jobs WHERE id = ?').get(id) as { state: string } | undefined;
     if (!row) return null;
     let outcome: CancelOutcome = 'unchanged';
     if (row.state === 'queued') {
-      ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now
-        WHERE id = @id`).run({ id, now, reason });
+      ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now,
+        timeline = ${CANCEL_REQUESTED.queued} WHERE id = @id`).run({ id, now, reason, by });
       outcome = 'cancelled';
     } else if (row.state === 'running') {
       ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now),
-        cancel_reason = coalesce(cancel_reason, @reason) WHERE id = @id`).run({ id, now, reason });
+        cancel_reason = coalesce(cancel_reason, @reason), timeline = ${CANCEL_REQUESTED.running} WHERE id = @id`).run({ id, now, reason, by });
       outcome = 'requested';
     }
     return { job: rowToJob(ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), outcome };
@@ -205,7 +214,7 @@ export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'job
       throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
     }
     const updated = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
-        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, ${CLEAR_LEASE}
+        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}
       WHERE id = @id RETURNING *`).get({ id, now }) as JobRow;
     return { job: rowToJob(updated), retried: true };
   });
@@ -214,6 +223,11 @@ export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'job
 export async function jobGet(ctx: SqliteContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
   const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
   return row ? rowToJob(row) : null;
+}
+
+export async function jobTimeline(ctx: SqliteContext, { id }: StoreParams<'jobTimeline'>): Promise<JobTimelineRecord | null> {
+  const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  return row ? rowToJobTimeline(row) : null;
 }
 
 export async function jobList(ctx: SqliteContext, p: StoreParams<'jobList'>): Promise<Job[]> {

@@ -1,6 +1,7 @@
 import type { NewJob } from '../store.js';
 import type { SqliteContext } from './context.js';
-import { supersededReason, droppedReason } from '../key-strategies.js';
+import { supersededReason, droppedReason, strategyActor } from '../key-strategies.js';
+import { CANCEL_REQUESTED } from './timeline.js';
 
 /**
  * Applies the concurrency strategies of jobs just inserted (issue 12), in the insert's
@@ -14,7 +15,7 @@ export function applyKeyStrategies(ctx: SqliteContext, inserted: Array<{ id: num
   for (const { id, job } of inserted) {
     const strategy = job.concurrencyStrategy ?? 'queue';
     if (strategy === 'queue' || !job.concurrencyKey) continue;
-    const params = { id, now, queue: job.queue, key: job.concurrencyKey, limit: job.concurrencyLimit ?? 1 };
+    const params = { id, now, queue: job.queue, key: job.concurrencyKey, limit: job.concurrencyLimit ?? 1, by: strategyActor(job.concurrencyKey, strategy) };
     if (strategy === 'dropNewest') {
       const count = (state: string) => (ctx.sql(`SELECT count(*) AS n FROM jobs WHERE state = '${state}' AND queue = @queue AND concurrency_key = @key AND id < @id`)
         .get(params) as { n: number }).n;
@@ -35,13 +36,14 @@ export function applyKeyStrategies(ctx: SqliteContext, inserted: Array<{ id: num
     if (targets.length === 0) continue;
     const ids = JSON.stringify(targets.map((t) => t.id));
     cancelQueued(ctx, `state = 'queued' AND id IN (SELECT value FROM json_each(@ids))`, { ...params, ids, reason });
-    ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason)
-      WHERE state = 'running' AND id IN (SELECT value FROM json_each(@ids))`).run({ now, ids, reason });
+    ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason),
+      timeline = ${CANCEL_REQUESTED.running} WHERE state = 'running' AND id IN (SELECT value FROM json_each(@ids))`).run({ now, ids, reason, by: params.by });
     changed = true;
   }
   return changed;
 }
 
 function cancelQueued(ctx: SqliteContext, where: string, params: Record<string, unknown>): void {
-  ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now WHERE ${where}`).run(params);
+  ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now,
+    timeline = ${CANCEL_REQUESTED.queued} WHERE ${where}`).run(params);
 }

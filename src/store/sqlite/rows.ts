@@ -10,7 +10,7 @@ export type ServiceRow = ServiceRowOf<number, number>;
 export type WorkerRow = WorkerRowOf<number, string>;
 
 /** SQLite's columns: ids and times (ms) are numbers, JSON and arrays are text, booleans 0/1. */
-export const { rowToJob, rowToClaimedJob, rowToSchedule, rowToService, rowToWorker } = rowMappers<number, number, string, number, string>({
+export const { rowToJob, rowToClaimedJob, rowToJobTimeline, rowToSchedule, rowToService, rowToWorker } = rowMappers<number, number, string, number, string>({
   id: (value) => value,
   time: (value) => value,
   json: (value) => (value === null ? null : JSON.parse(value)),

@@ -42,9 +42,9 @@ export async function scheduleDue(ctx: SqliteContext, { now, limit }: StoreParam
 
 export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'scheduleAdvance'>): Promise<{ advanced: boolean; jobs: Job[] }> {
   const insert = ctx.sql(`INSERT INTO jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, schedule_name, scheduled_for,
-      concurrency_key, concurrency_limit)
+      concurrency_key, concurrency_limit, trace_context)
     VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @scheduleName, @scheduledFor,
-      @concurrencyKey, @concurrencyLimit)
+      @concurrencyKey, @concurrencyLimit, @traceContext)
     ON CONFLICT DO NOTHING RETURNING *`);
   const lastTick = p.jobs.length > 0 ? Math.max(...p.jobs.map((j) => j.scheduledFor)) : null;
   return ctx.transaction(() => {
@@ -63,7 +63,7 @@ export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'schedu
     if (moved !== 1) return { advanced: false, jobs: [] };
     const inserted: Array<{ id: number; job: (typeof p.jobs)[number]; row: JobRow }> = [];
     for (const job of p.jobs) {
-      const row = insert.get({ concurrencyKey: null, concurrencyLimit: null, ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
+      const row = insert.get({ concurrencyKey: null, concurrencyLimit: null, traceContext: null, ...job, now: p.now, scheduleName: p.name }) as JobRow | undefined;
       if (row) inserted.push({ id: row.id, job, row });
     }
     // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first);

@@ -545,14 +545,9 @@ const jobView = {
       ['Cancel reason', job.cancelReason ?? '—'],
       ['Schedule', job.scheduleName ? h('span', {}, job.scheduleName, job.scheduledFor ? h('span', { class: 'muted' }, ` tick ${formatTime(job.scheduledFor)}`) : null) : '—'],
     ];
-    // `rank` orders entries of the same millisecond: created, attempt n started, attempt n failed, …, finished.
-    const timeline = [{ at: job.createdAt, text: 'created', rank: 0 }];
-    if (job.runAt && job.runAt !== job.createdAt && new Date(job.runAt) > new Date(job.createdAt)) timeline.push({ at: job.runAt, text: 'due', rank: 1 });
-    for (const e of errors) timeline.push({ at: e.time, text: `attempt ${e.attempt} failed`, kind: 'bad', rank: 2 + 2 * e.attempt + 1 });
-    if (job.startedAt) timeline.push({ at: job.startedAt, text: `attempt ${job.attempt} started${job.leaseOwner ? ` on ${job.leaseOwner}` : ''}`, rank: 2 + 2 * job.attempt });
-    if (job.cancelRequestedAt) timeline.push({ at: job.cancelRequestedAt, text: 'cancel requested', kind: 'bad', rank: 1e6 });
-    if (job.finishedAt) timeline.push({ at: job.finishedAt, text: job.state, kind: job.state === 'completed' ? 'good' : 'bad', rank: 2e6 });
-    timeline.sort((a, b) => new Date(a.at) - new Date(b.at) || a.rank - b.rank);
+    // The stored story (GET /api/jobs/:id → timeline, oldest first): releases, rescues, snoozes, cancels and who asked.
+    const kinds = { completed: 'good', failed: 'bad', cancelled: 'bad', cancelRequested: 'bad', rescued: 'bad', retryScheduled: 'bad' };
+    const timeline = job.timeline;
     const runningFor = job.startedAt && !job.finishedAt && job.state === 'running' ? ` · running ${duration(Date.now() - new Date(job.startedAt).getTime())}` : '';
     const took = job.startedAt && job.finishedAt ? ` · last attempt took ${duration(new Date(job.finishedAt) - new Date(job.startedAt))}` : '';
 
@@ -563,7 +558,7 @@ const jobView = {
         'div',
         { class: 'grid2' },
         h('div', { class: 'panel' }, h('h2', {}, 'Summary'), h('dl', { class: 'kv' }, summary.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))),
-        h('div', { class: 'panel' }, h('h2', {}, 'Timeline'), h('ul', { class: 'timeline', id: 'job-timeline' }, timeline.map((t) => h('li', { class: t.kind }, h('span', { title: t.at }, formatTime(t.at)), ' — ', t.text)))),
+        h('div', { class: 'panel' }, h('h2', {}, 'Timeline'), h('ul', { class: 'timeline', id: 'job-timeline' }, timeline.map((t) => h('li', { class: kinds[t.type], 'data-type': t.type }, h('span', { title: t.at }, formatTime(t.at)), ' — ', t.summary)))),
       ),
       h(
         'div',

@@ -13,6 +13,8 @@ import { migration as m0013 } from './0013-rate-limits.js';
 import { migration as m0014 } from './0014-schedule-overlap.js';
 import { migration as m0015 } from './0015-key-counts.js';
 import { migration as m0016 } from './0016-key-running-counted.js';
+import { migration as m0017 } from './0017-trace-context.js';
+import { migration as m0018 } from './0018-job-timeline.js';
 
 /**
  * Every PostgreSQL migration, in version order: SQLite's versions, plus 7 (the jobs
@@ -22,4 +24,4 @@ import { migration as m0016 } from './0016-key-running-counted.js';
  * counts kept per statement, where SQLite's per-row triggers cost little), plus 16 (a key's running jobs counted where a limit is
  * checked, not kept in its row). Version 5 was never shipped.
  */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016];
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018];

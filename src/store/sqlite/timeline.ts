@@ -1,0 +1,34 @@
+/**
+ * Appending to a job's stored timeline (migration 18) on SQLite: SQL expressions that
+ * a transition's own UPDATE assigns to `timeline`, so an event costs no statement of
+ * its own. Each event is a `json_object` of StoredJobEvent's fields; the values an
+ * UPDATE's SET reads are the row's before the update (its attempt, lease and worker).
+ */
+
+/** The attempt the row runs now (StoredAttempt), as json_object arguments. */
+const ATTEMPT = `'attempt', attempt, 'token', lease_token, 'worker', lease_owner, 'startedAt', started_at`;
+
+/**
+ * The row's timeline with one more event: `fields` are json_object arguments
+ * (`'type', 'released', 'at', @now, …`), followed by the running attempt's unless
+ * `attempt` is false. With `when` (an SQL condition), the event is appended only
+ * where it holds.
+ */
+export function withEvent(fields: string, options: { attempt?: boolean; when?: string } = {}): string {
+  const appended = `json_insert(timeline, '$[#]', json_object(${fields}${options.attempt === false ? '' : `, ${ATTEMPT}`}))`;
+  return options.when ? `CASE WHEN ${options.when} THEN ${appended} ELSE timeline END` : appended;
+}
+
+/** `cancelRequested` by `@by` with `@reason` at `@now`: on a running job, the first request only (with its attempt). */
+export const CANCEL_REQUESTED = {
+  queued: withEvent(`'type', 'cancelRequested', 'at', @now, 'by', @by, 'reason', @reason`, { attempt: false }),
+  running: withEvent(`'type', 'cancelRequested', 'at', @now, 'by', @by, 'reason', @reason`, { when: 'cancel_requested_at IS NULL' }),
+};
+
+/** `retried` at `@now`: the outcome the finished row had, with its last attempt (worker: last_worker, the lease is gone). */
+export const RETRIED_EVENT = withEvent(
+  `'type', 'retried', 'at', @now, 'state', state, 'finishedAt', finished_at,
+   'error', CASE WHEN state = 'failed' THEN json_extract(errors, '$[#-1].message') END, 'reason', cancel_reason,
+   'attempt', attempt, 'token', lease_token, 'worker', last_worker, 'startedAt', started_at`,
+  { attempt: false },
+);
