@@ -9,24 +9,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { context, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpanKind } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
 import { createHttpApp, type Job } from 'baton-jobs';
 import { spawnTs, type ChildMessage } from '../helpers/child.js';
 import { openBaton, tempDatabase, testDriver } from '../helpers/db.js';
-import { spanJson, type SpanJson } from '../helpers/spans.js';
+import { recordSpans, spanJson, type SpanJson } from '../helpers/spans.js';
 
-const exporter = new InMemorySpanExporter();
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-});
-afterAll(() => {
-  trace.disable();
-  context.disable();
-});
+const exporter = recordSpans();
 
 const fixture = fileURLToPath(new URL('../fixtures/traced-worker.ts', import.meta.url));
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');

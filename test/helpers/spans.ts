@@ -1,4 +1,26 @@
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll } from 'vitest';
+
+/**
+ * Registers, for the calling test file, a global tracer provider that keeps every
+ * finished span in memory and an AsyncLocalStorage context manager; both are removed
+ * after the file's tests.
+ * @returns the exporter holding the finished spans
+ */
+export function recordSpans(): InMemorySpanExporter {
+  const exporter = new InMemorySpanExporter();
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  });
+  afterAll(() => {
+    trace.disable();
+    context.disable();
+  });
+  return exporter;
+}
 
 /** A finished span as plain JSON, the same in the test process and in a worker process that reports it on stdout. */
 export interface SpanJson {

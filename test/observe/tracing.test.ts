@@ -7,23 +7,13 @@
  * across processes is test/e2e/tracing.test.ts.
  */
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { defineService, defineTask, type Baton, type JobContext } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { until, waitForEvent } from '../helpers/events.js';
-import { spanJson, type SpanJson } from '../helpers/spans.js';
+import { recordSpans, spanJson, type SpanJson } from '../helpers/spans.js';
 
-const exporter = new InMemorySpanExporter();
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-});
-afterAll(() => {
-  trace.disable();
-  context.disable();
-});
+const exporter = recordSpans();
 afterEach(() => exporter.reset());
 
 const spans = (): SpanJson[] => exporter.getFinishedSpans().map(spanJson);
