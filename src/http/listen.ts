@@ -22,7 +22,7 @@ export function tokensFromEnv(options: { readToken?: string | undefined; adminTo
  */
 export function refuseOpenNetwork(host: string, tokens: { readToken?: string; adminToken?: string }): void {
   if (!tokens.readToken && !tokens.adminToken && !isLoopback(host)) {
-    throw new ConfigError(`refusing to serve on ${host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access) or --admin-token, or listen on 127.0.0.1`);
+    throw new ConfigError(`refusing to serve on ${host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access; baton serve also takes --admin-token), or listen on 127.0.0.1`);
   }
 }
 

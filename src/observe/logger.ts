@@ -31,10 +31,13 @@ export function logFormat(env: NodeJS.ProcessEnv = process.env, stderr: { isTTY?
  * written synchronously so that no line is lost when the process exits.
  * @param options.level - trace|debug|info|warn|error|fatal|silent @defaultValue `BATON_LOG_LEVEL`, else 'info'
  * @param options.format - @defaultValue {@link logFormat}() (pretty in a terminal, JSON otherwise)
- * @throws ConfigError for a BATON_LOG_FORMAT other than json or pretty
+ * @throws ConfigError for a BATON_LOG_FORMAT other than json or pretty, or an unknown level
  */
 export function createLogger(options: { level?: string; format?: LogFormat } = {}): Logger {
   const level = options.level ?? process.env.BATON_LOG_LEVEL ?? 'info';
+  if (level !== 'silent' && !(level in pino.levels.values)) {
+    throw new ConfigError(`log level (BATON_LOG_LEVEL) must be one of trace, debug, info, warn, error, fatal, silent, not "${level}"`);
+  }
   const format = options.format ?? logFormat();
   return pino({ name: 'baton', level }, format === 'pretty' ? prettyStream() : pino.destination({ dest: 2, sync: true }));
 }

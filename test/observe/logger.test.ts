@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from 'baton-jobs';
-import { logFormat } from '../../src/observe/logger.js';
+import { createLogger, logFormat } from '../../src/observe/logger.js';
 import { spawnTs } from '../helpers/child.js';
 import { until } from '../helpers/events.js';
 
@@ -27,6 +27,12 @@ describe('log format', () => {
       expect(() => logFormat({ BATON_LOG_FORMAT: value }, { isTTY: true })).toThrow(ConfigError);
     }
     expect(() => logFormat({ BATON_LOG_FORMAT: 'text' })).toThrow('BATON_LOG_FORMAT must be json or pretty, not "text"');
+  });
+
+  it('an unknown log level is a ConfigError naming the levels; the known ones and silent are taken', () => {
+    for (const level of ['loud', 'INFO', '']) expect(() => createLogger({ level, format: 'json' })).toThrow(ConfigError);
+    expect(() => createLogger({ level: 'loud', format: 'json' })).toThrow('log level (BATON_LOG_LEVEL) must be one of trace, debug, info, warn, error, fatal, silent, not "loud"');
+    for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) expect(createLogger({ level, format: 'json' }).level).toBe(level);
   });
 
   it('a process logging JSON never loads pino-pretty; one logging pretty does, and writes one line per event', async () => {
