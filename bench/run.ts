@@ -36,8 +36,9 @@ import { handoff } from './workloads/handoff.js';
 import { history } from './workloads/history.js';
 import { latency } from './workloads/latency.js';
 import { manyRunning } from './workloads/many-running.js';
+import { startup } from './workloads/startup.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history, flow];
+const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history, flow, startup];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 

@@ -1,6 +1,9 @@
 /**
  * Baton: durable background jobs for TypeScript on Node.js.
- * The only public entry point.
+ * The main public entry point. The HTTP API (`createHttpApp`, hono) and the
+ * Prometheus metrics (`createMetrics`, prom-client) have entries of their own,
+ * `baton-jobs/http` and `baton-jobs/metrics`, so that a worker that serves
+ * neither does not load them (start-up time: docs/benchmarks.md).
  */
 export { createBaton, type Baton, type EnqueueRest } from './baton.js';
 export type { BatonOptions } from './config.js';
@@ -19,8 +22,6 @@ export { READY_TIMEOUT_MS, type Readiness, type ReadinessCheck } from './client/
 export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions } from './client/queues.js';
 export { CONCURRENCY_STRATEGIES, MAX_KEY_CONCURRENCY, type ConcurrencyStrategy, type KeyConcurrency } from './job/concurrency.js';
 export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyResult, CancelManyOptions, CancelManyResult, PurgeResult } from './client/bulk.js';
-export { createHttpApp, type HttpAppOptions } from './http/app.js';
-export { createMetrics, type Metrics } from './observe/metrics.js';
 export { Worker, type WorkerStatus } from './worker/worker.js';
 export type { WorkerOptions } from './worker/options.js';
 export type { JobContext } from './worker/context.js';

@@ -36,7 +36,7 @@ interface Step {
 
 const STEPS: Step[] = [
   { workload: 'W1', title: 'bulk enqueue', run: w1 },
-  { workload: 'W2', title: 'drain + peak RSS', run: w2 },
+  { workload: 'W2', title: 'drain + peak RSS + start-up', run: w2 },
   { workload: 'W3', title: 'enqueue-to-start latency', run: w3 },
   { workload: 'W4', title: 'cancel from another process', run: w4 },
   { workload: 'W5', title: 'SIGTERM hand-off', run: w5 },
@@ -84,6 +84,8 @@ interface Row {
   better: 'higher' | 'lower' | 'none';
   /** Divide values by this for printing (ms → s). */
   scale?: number;
+  /** The step whose runs fill this row, when not `workload` (RSS and START come with W2). */
+  step?: string;
 }
 
 function rows(s: Sizes): Row[] {
@@ -104,7 +106,10 @@ function rows(s: Sizes): Row[] {
     { key: 'w6s-resumed', workload: 'W6', label: 'resumed or restarted, shortest setting', unit: '', better: 'none' },
     { key: 'w6s-attempt', workload: 'W6', label: 'attempt counted, shortest setting', unit: '', better: 'none' },
     { key: 'w7', workload: 'W7', label: `3 processes, same every-second job, ${s.scheduleWindow / 1000} s: runs per tick`, unit: '', better: 'none' },
-    ...s.concurrencies.map((c): Row => ({ key: `rss-c${c}`, workload: 'RSS', label: `peak RSS of the W2 worker, concurrency ${c}`, unit: 'MB', better: 'lower' })),
+    ...s.concurrencies.map((c): Row => ({ key: `rss-c${c}`, workload: 'RSS', step: 'W2', label: `peak RSS of the W2 worker, concurrency ${c}`, unit: 'MB', better: 'lower' })),
+    ...s.concurrencies.map(
+      (c): Row => ({ key: `start-c${c}`, workload: 'START', step: 'W2', label: `start-up of the W2 worker (under tsx): spawn → ready to claim, concurrency ${c}`, unit: 'ms', better: 'lower' }),
+    ),
   ];
 }
 
@@ -259,7 +264,7 @@ function aggregate(cells: Cell[] | undefined): Agg | undefined {
 }
 
 function show(row: Row, agg: Agg | undefined, systemName: string): string {
-  if (!agg) return errors.get(row.workload === 'RSS' ? 'W2' : row.workload)?.has(systemName) ? 'FAILED' : '—';
+  if (!agg) return errors.get(row.step ?? row.workload)?.has(systemName) ? 'FAILED' : '—';
   const f = (v: number) => (row.scale && v < row.scale ? (v / row.scale).toFixed(3) : formatNumber(v / (row.scale ?? 1)));
   const parts: string[] = [];
   if (agg.median !== undefined) {
@@ -280,7 +285,7 @@ function ratio(row: Row, baton: Agg | undefined, peers: Array<Agg | undefined>):
   return `${best.capped ? (row.better === 'lower' ? '< ' : '> ') : ''}${r < 0.1 ? r.toPrecision(2) : r.toFixed(2)}×`;
 }
 
-const tableRows = rows(sizes).filter((r) => samples.has(r.key) || [...(errors.get(r.workload === 'RSS' ? 'W2' : r.workload) ?? [])].length);
+const tableRows = rows(sizes).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
 const batons = systems.filter((s) => s.baton);
 const peers = systems.filter((s) => !s.baton);
 const header = ['', 'figure', 'unit', ...systems.map((s) => s.name), ...batons.map((b) => `${b.name} / best peer`)];
@@ -304,7 +309,7 @@ out += `Medians over ${args.reps} interleaved repetition(s), (min–max) where t
 out += `${markdownTable(header, body)}\n\n`;
 out += `Versions: baton ${batonVersion} (this tree), graphile-worker ${peers.find((p) => p.name === 'graphile-worker')?.version ?? '-'}, pg-boss ${peers.find((p) => p.name === 'pg-boss')?.version ?? '-'}, bullmq ${peers.find((p) => p.name === 'bullmq')?.version ?? '-'} (ioredis 6.0.0); Redis ${redisVersion || 'not reachable'} at ${REDIS.host}:${REDIS.port}. Load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after.\n\n`;
 out += `Options:\n${systems.flatMap((s) => s.options().map((o) => `- **${s.name}**: ${o}`)).join('\n')}\n`;
-out += `- every system: workers and clients are separate child processes (\`node --import tsx\`, so each RSS includes the tsx loader), jobs of W2–W6 run at concurrency 10 unless the row says otherwise; handlers stop cooperatively on whatever abort signal the system gives them; W5/W6 send the signal ${sizes.signalAfter} ms into the job and give up after ${sizes.bound / 1000} s; W6 and W7 run the systems side by side within a repetition (their times are lease and schedule waits, not CPU); W7 counts the runs of the ticks due in its window (by the tick's instant where the system gives one: Baton's scheduledFor, BullMQ's scheduler job id, graphile-worker's _cron.ts, pg-boss's creation minute) and starts minute-granular schedules ~33 s into a minute so the window holds one tick\n`;
+out += `- every system: workers and clients are separate child processes (\`node --import tsx\`, so each RSS and start-up includes the tsx loader: it compiles each system's fixture, and Baton's sources too), jobs of W2–W6 run at concurrency 10 unless the row says otherwise; handlers stop cooperatively on whatever abort signal the system gives them; W5/W6 send the signal ${sizes.signalAfter} ms into the job and give up after ${sizes.bound / 1000} s; W6 and W7 run the systems side by side within a repetition (their times are lease and schedule waits, not CPU); W7 counts the runs of the ticks due in its window (by the tick's instant where the system gives one: Baton's scheduledFor, BullMQ's scheduler job id, graphile-worker's _cron.ts, pg-boss's creation minute) and starts minute-granular schedules ~33 s into a minute so the window holds one tick\n`;
 for (const [name, why] of Object.entries(unreachable)) out += `\n**${name}: not run** — ${why}\n`;
 if (left.length) out += `\n**Left behind:** ${left.join(', ')}\n`;
 process.stdout.write(out);

@@ -27,6 +27,8 @@ export interface DriverTargets {
   peakRss?: Target;
   /** History: the slowest round's drain rate as a share of round 1's, in %. */
   historyWorstRound?: Target;
+  /** Start-up: median ms from a worker process's start to ready to claim (plain node). */
+  startup?: Target;
 }
 
 /**
@@ -49,6 +51,7 @@ export interface BenchDriver {
 const SHARED_TARGETS: DriverTargets = {
   handoff: { op: '<', value: 1000, text: 'max < 1 s' },
   historyWorstRound: { op: '>=', value: 90, text: '≥ 90% of round 1' },
+  startup: { op: '<=', value: 150, text: '≤ 150 ms' },
 };
 
 /** SQLite: a new file in its own temp directory; dropping removes the directory. */

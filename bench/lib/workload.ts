@@ -2,8 +2,8 @@ import type { BenchDriver } from './drivers.js';
 
 /** A goal from the issue a figure is compared with. */
 export interface Target {
-  /** `>=`: the figure must reach it; `<`: stay below it. */
-  op: '>=' | '<';
+  /** `>=`: the figure must reach it; `<`: stay below it; `<=`: not exceed it. */
+  op: '>=' | '<' | '<=';
   value: number;
   /** As printed, e.g. "≥ 10,000 jobs/s". */
   text: string;
@@ -60,6 +60,8 @@ export interface BenchSizes {
   flowClaims: number;
   /** Rounds of the three flow drains (unlimited, keyed, queue limit), interleaved; shares compare medians. */
   flowRounds: number;
+  /** Start-up: worker processes started one after another (after one uncounted warm-up). */
+  startupRuns: number;
 }
 
 export const FULL_SIZES: BenchSizes = {
@@ -85,6 +87,7 @@ export const FULL_SIZES: BenchSizes = {
   flowClaimJobs: 100_000,
   flowClaims: 300,
   flowRounds: 5,
+  startupRuns: 20,
 };
 
 /** A few hundred jobs and a few trials: checks that the bench runs, measures nothing. */
@@ -111,6 +114,7 @@ export const TINY_SIZES: BenchSizes = {
   flowClaimJobs: 600,
   flowClaims: 10,
   flowRounds: 1,
+  startupRuns: 3,
 };
 
 /** What a workload gets from the runner. */
@@ -154,5 +158,6 @@ export interface Workload {
 /** Whether `value` meets `target`; undefined without a target or a value. */
 export function meets(value: number, target: Target | undefined): boolean | undefined {
   if (!target || !Number.isFinite(value)) return target ? false : undefined;
-  return target.op === '>=' ? value >= target.value : value < target.value;
+  if (target.op === '>=') return value >= target.value;
+  return target.op === '<=' ? value <= target.value : value < target.value;
 }

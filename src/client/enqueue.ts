@@ -80,7 +80,9 @@ export interface EnqueueItem {
  *   NotFoundError for a task name the registry lacks
  */
 export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<NewJob> {
-  const options = parseInput(optionsSchema, item.options ?? {}, 'invalid enqueue options', { subject: 'options' });
+  // No options (the common bulk item): the schema's output for {} is {}, no parse needed.
+  const options: z.output<typeof optionsSchema> = item.options === undefined || item.options === null ? {}
+    : parseInput(optionsSchema, item.options, 'invalid enqueue options', { subject: 'options' });
   const name = isTask(item.task) ? item.task.name : item.task;
   if (typeof name !== 'string' || name.length === 0) throw new ValidationError('task must be a task or a task name');
   const nameProblems = stringProblems(name, 'task name');

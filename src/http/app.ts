@@ -50,6 +50,8 @@ export type HttpApp = Hono & { readonly metrics: Metrics };
  * Hono, Next.js route handlers, or Node (`@hono/node-server`), Express and Fastify
  * through their fetch adapters. Routes, auth and errors: see openapi.ts, auth.ts,
  * problem.ts. It never touches the store itself: every route goes through `baton`.
+ * Public as `import { createHttpApp } from 'baton-jobs/http'` (an entry of its own,
+ * so that importing `baton-jobs` does not load hono and prom-client).
  * @throws ConfigError for a `readyTimeout` out of range
  */
 export function createHttpApp(baton: Baton, options: HttpAppOptions = {}): HttpApp {

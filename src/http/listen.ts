@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { ConfigError } from '../errors.js';
 
 /** Hosts that only this machine can reach. */
@@ -27,7 +26,8 @@ export function refuseOpenNetwork(host: string, tokens: { readToken?: string; ad
 }
 
 /**
- * Listens with `fetch` on host:port (Node http through @hono/node-server).
+ * Listens with `fetch` on host:port (Node http through @hono/node-server, loaded
+ * on this first call so that a CLI command that serves nothing does not load it).
  * Refuses a non-loopback host when no token is configured: an open API on the
  * network would let anyone enqueue and cancel jobs.
  * @returns the URL and close()
@@ -38,6 +38,7 @@ export async function listen(
   options: { host: string; port: number; tokens: { readToken?: string; adminToken?: string } },
 ): Promise<{ url: string; close(): Promise<void> }> {
   refuseOpenNetwork(options.host, options.tokens);
+  const { serve } = await import('@hono/node-server');
   const server = serve({ fetch, port: options.port, hostname: options.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());

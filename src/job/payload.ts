@@ -41,25 +41,30 @@ export function parseJson<T = Json>(text: string | null): T | null {
  */
 export const MAX_JSON_DEPTH = 1024;
 
+/**
+ * Records in `issues` what keeps `value` from being plain JSON. `path` is where `value`
+ * is: one array for the whole walk, extended and restored around each member, copied
+ * only into an issue (a copy per member was most of the check's time).
+ */
 function checkValue(value: unknown, path: (string | number)[], seen: Set<object>, issues: ValidationIssue[]): void {
   switch (typeof value) {
     case 'string':
       checkString(value, path, issues);
       return;
     case 'number':
-      if (!Number.isFinite(value)) issues.push({ path, message: `${value} is not a JSON number` });
+      if (!Number.isFinite(value)) issues.push({ path: [...path], message: `${value} is not a JSON number` });
       return;
     case 'boolean':
       return;
     case 'bigint':
-      issues.push({ path, message: 'bigint is not JSON; pass a string or a number' });
+      issues.push({ path: [...path], message: 'bigint is not JSON; pass a string or a number' });
       return;
     case 'undefined':
-      issues.push({ path, message: 'undefined is not JSON (inside an array)' });
+      issues.push({ path: [...path], message: 'undefined is not JSON (inside an array)' });
       return;
     case 'function':
     case 'symbol':
-      issues.push({ path, message: `a ${typeof value} is not JSON` });
+      issues.push({ path: [...path], message: `a ${typeof value} is not JSON` });
       return;
   }
   if (value === null) return;
@@ -69,29 +74,39 @@ function checkValue(value: unknown, path: (string | number)[], seen: Set<object>
   }
   const object = value as object;
   if (seen.has(object)) {
-    issues.push({ path, message: 'cyclic reference' });
+    issues.push({ path: [...path], message: 'cyclic reference' });
     return;
   }
   seen.add(object);
   if (Array.isArray(object)) {
-    for (let index = 0; index < object.length; index++) checkValue(object[index], [...path, index], seen, issues);
+    for (let index = 0; index < object.length; index++) {
+      path.push(index);
+      checkValue(object[index], path, seen, issues);
+      path.pop();
+    }
   } else {
     const proto = Object.getPrototypeOf(object);
     if (proto !== Object.prototype && proto !== null) {
       const name = (object as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-      issues.push({ path, message: `a ${name} is not plain JSON${name === 'Date' ? '; pass date.toISOString()' : ''}` });
+      issues.push({ path: [...path], message: `a ${name} is not plain JSON${name === 'Date' ? '; pass date.toISOString()' : ''}` });
     } else {
-      for (const [key, item] of Object.entries(object)) {
-        checkString(key, [...path, key], issues, 'key');
-        if (item !== undefined) checkValue(item, [...path, key], seen, issues);
+      for (const key in object) {
+        if (!Object.hasOwn(object, key)) continue;
+        const item = (object as Record<string, unknown>)[key];
+        path.push(key);
+        checkString(key, path, issues, 'key');
+        if (item !== undefined) checkValue(item, path, seen, issues);
+        path.pop();
       }
     }
   }
   seen.delete(object);
 }
 
+/** Records `value`'s storable-string problems at (a copy of) `path`. */
 function checkString(value: string, path: (string | number)[], issues: ValidationIssue[], what = 'string'): void {
-  for (const message of stringProblems(value, what)) issues.push({ path, message });
+  if (!value.includes('\u0000') && value.isWellFormed()) return;
+  for (const message of stringProblems(value, what)) issues.push({ path: [...path], message });
 }
 
 /**

@@ -45,7 +45,11 @@ const BUSIEST_KEYS = 20;
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
-/** Creates the metrics of `baton`; see the table above for names. */
+/**
+ * Creates the metrics of `baton`; see the table above for names. Public as
+ * `import { createMetrics } from 'baton-jobs/metrics'` (an entry of its own, so
+ * that importing `baton-jobs` does not load prom-client).
+ */
 export function createMetrics(baton: Baton): Metrics {
   const registry = new Registry();
   const counter = (name: string, help: string, labels = ['queue', 'task']) => new Counter({ name, help, labelNames: labels, registers: [registry] });

@@ -93,14 +93,32 @@ const NO_TRACING: Tracing = {
 
 let loading: Promise<Tracing> | undefined;
 
+/** Where OpenTelemetry's API 1.x keeps what the application registered: one object on `globalThis`, shared by every copy of the API. */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
 /**
- * The tracing of this process: through `@opentelemetry/api` when it is installed,
- * else {@link NO_TRACING}. Loaded once (later calls return the same promise).
+ * Whether the application registered a tracer provider, a context manager or a
+ * propagator with OpenTelemetry's API. Without any of them every span is a no-op
+ * and no context travels, so loading the API (and core) would only cost start-up
+ * time (~70 ms on the bench machine; docs/benchmarks.md): many applications have the API installed
+ * as some other package's dependency without tracing.
+ */
+function otelRegistered(): boolean {
+  const registered = (globalThis as Record<symbol, Record<string, unknown> | undefined>)[OTEL_GLOBAL];
+  return registered !== undefined && ['trace', 'context', 'propagation'].some((type) => registered[type] !== undefined);
+}
+
+/**
+ * The tracing of this process: through `@opentelemetry/api` when it is installed
+ * and the application registered a tracer provider, context manager or propagator
+ * with it before this call (see {@link otelRegistered}), else {@link NO_TRACING}
+ * (asked again at the next call). Loaded once (later calls return the same promise).
  * `@opentelemetry/core`, when installed, lends its W3C propagator to store and read
  * trace contexts while no global propagator is registered.
  * @throws whatever loading the installed API throws, other than its absence
  */
 export function loadTracing(): Promise<Tracing> {
+  if (loading === undefined && !otelRegistered()) return Promise.resolve(NO_TRACING);
   loading ??= (async () => {
     const api = await optionalImport<typeof OtelApi>('@opentelemetry/api');
     if (!api) return NO_TRACING;

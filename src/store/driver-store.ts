@@ -44,6 +44,9 @@ export abstract class DriverStore<C> implements Store {
   jobCompleteMany(params: StoreParams<'jobCompleteMany'>) {
     return this.#operations.jobCompleteMany(this.#context, params);
   }
+  jobCompleteAndClaim(params: StoreParams<'jobCompleteAndClaim'>) {
+    return this.#operations.jobCompleteAndClaim(this.#context, params);
+  }
   jobFail(params: StoreParams<'jobFail'>) {
     return this.#operations.jobFail(this.#context, params);
   }

@@ -1,9 +1,19 @@
 import { SCHEDULE_KEY_PREFIX, type ConcurrencyStrategy } from '../job/concurrency.js';
+import type { NewJob } from './store.js';
 
 /**
- * The cancel reasons the concurrency strategies store (both drivers), so that a
- * handler's CancelledError and the job's `cancelReason` say what happened.
+ * What both drivers share of the concurrency strategies: which inserts have one to
+ * apply, and the cancel reasons they store, so that a handler's CancelledError and the
+ * job's `cancelReason` say what happened.
  */
+
+/**
+ * Whether inserting `job` has a concurrency strategy to apply (issue 12): it has a
+ * concurrency key and a strategy other than 'queue' (the default, which changes nothing).
+ */
+export function hasKeyStrategy(job: NewJob): job is NewJob & { concurrencyKey: string; concurrencyStrategy: Exclude<ConcurrencyStrategy, 'queue'> } {
+  return job.concurrencyStrategy !== undefined && job.concurrencyStrategy !== 'queue' && !!job.concurrencyKey;
+}
 
 /** The schedule whose runs share `key`, or null for a key of the user's. */
 function scheduleOf(key: string): string | null {

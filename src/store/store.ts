@@ -95,6 +95,18 @@ export interface Store {
   jobCompleteMany(params: { items: Completion[]; now: number }): Promise<number[]>;
 
   /**
+   * {@link jobCompleteMany} of `items`, then {@link jobClaim} with the other params, in
+   * one transaction: the worker's cycle of writing the jobs that just finished and
+   * filling their slots, with one commit instead of two (PostgreSQL: one statement,
+   * one round trip; SQLite: one write transaction). The claim sees the completions
+   * (a queue's or key's limit counts the completed jobs as ended). Fails as a whole:
+   * on an error neither the completions nor the claim are written.
+   * @param params.limit - free slots to fill, ≥ 1
+   * @returns `completed`: as jobCompleteMany's result; `claimed`: as jobClaim's
+   */
+  jobCompleteAndClaim(params: { items: Completion[]; workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }): Promise<{ completed: number[]; claimed: ClaimedJob[] }>;
+
+  /**
    * Fenced: records a failed attempt (appends `error` to errors), lease cleared.
    * With `retryAt`, back to queued at that time (attempt kept) and a `retryScheduled`
    * event appended to its timeline; with null, `failed` for good (finished_at now).
@@ -467,8 +479,14 @@ export interface Store {
   jobTableVacuum(params?: { part?: JobTablePart }): Promise<void>;
 
   /**
-   * Watches for changes committed by other connections (other processes). Calls
-   * `listener` at most once per `intervalMs` when something changed. Returns stop().
+   * Watches for changes committed by other connections (other processes) and calls
+   * `listener` soon after each: with a {@link StoreChange} naming it when the driver
+   * knows (PostgreSQL's cancel NOTIFY), else without (anything may have changed).
+   * SQLite: a watch on the WAL file, within a few ms of the commit, and a poll of
+   * `PRAGMA data_version` every `intervalMs` (ms) as the safety net; at most one call
+   * per check, none for this connection's own writes. PostgreSQL: one call per
+   * NOTIFY (`intervalMs` is not used), and one without a change after the LISTEN
+   * connection comes back from an outage. Returns stop().
    */
   watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void;
 

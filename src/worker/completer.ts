@@ -13,9 +13,24 @@ interface Pending {
 }
 
 /**
+ * The completions {@link Completer.take} handed to a caller that writes them itself
+ * (with a claim, in one transaction: `jobCompleteAndClaim`); it must call exactly one
+ * of `settle` and `fail`.
+ */
+export interface TakenCompletions {
+  readonly items: Completion[];
+  /** The write succeeded: `written` are the ids completed (the others lost their lease). */
+  settle(written: number[]): void;
+  /** The write failed: each completion is retried (StoreError, within its lease) or rejected, as a flush does. */
+  fail(error: unknown): void;
+}
+
+/**
  * Batches job completions: every completion requested in one event-loop turn is
  * written by one fenced `jobCompleteMany` (one transaction), flushed on
- * `setImmediate`. Through a database outage (StoreError) the batch is retried with
+ * `setImmediate` — or, when the worker is about to claim (`combine` returns true),
+ * taken by that claim ({@link take}) and written in the claim's own transaction, one
+ * commit for both. Through a database outage (StoreError) the batch is retried with
  * backoff; each completion gives up when its run's lease would expire. Safe if the
  * process dies before a flush: the jobs are still `running` under a lease that will
  * expire, and run again.
@@ -24,14 +39,20 @@ export class Completer {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  #combine: (() => boolean) | undefined;
   #pending: Pending[] = [];
   #scheduled = false;
   #retryDelay = RETRY_MIN_MS;
 
-  constructor(store: Store, clock: Clock, logger: Logger) {
+  /**
+   * @param combine - called at each flush: true when a claim will run soon and take the
+   *   pending completions (the flush then writes nothing); false to write them now.
+   */
+  constructor(store: Store, clock: Clock, logger: Logger, combine?: () => boolean) {
     this.#store = store;
     this.#clock = clock;
     this.#logger = logger;
+    this.#combine = combine;
   }
 
   /**
@@ -45,6 +66,23 @@ export class Completer {
     });
   }
 
+  /** Takes every pending completion, for a caller that writes them in a transaction of its own. */
+  take(): TakenCompletions {
+    const batch = this.#pending;
+    this.#pending = [];
+    return {
+      items: batch.map((b) => b.item),
+      settle: (written) => this.#settle(batch, written),
+      fail: (error) => this.#failed(batch, error),
+    };
+  }
+
+  /** From now on every flush writes by itself (the worker stopped claiming); flushes what is pending. */
+  detach(): void {
+    this.#combine = undefined;
+    if (this.#pending.length > 0) this.#schedule(0);
+  }
+
   #schedule(delayMs: number): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -54,25 +92,34 @@ export class Completer {
   }
 
   async #flush(): Promise<void> {
+    this.#scheduled = false;
+    if (this.#pending.length === 0 || this.#combine?.()) return;
     const batch = this.#pending;
     this.#pending = [];
-    this.#scheduled = false;
     try {
-      const written = new Set(await this.#store.jobCompleteMany({ items: batch.map((b) => b.item), now: this.#clock.now() }));
-      this.#retryDelay = RETRY_MIN_MS;
-      for (const entry of batch) entry.resolve(written.has(entry.item.id));
+      this.#settle(batch, await this.#store.jobCompleteMany({ items: batch.map((b) => b.item), now: this.#clock.now() }));
     } catch (error) {
-      const delay = this.#retryDelay;
-      this.#retryDelay = nextRetryDelay(delay);
-      const now = this.#clock.now();
-      for (const entry of batch) {
-        if (error instanceof StoreError && now + delay < entry.deadline()) this.#pending.push(entry);
-        else entry.reject(error);
-      }
-      if (this.#pending.length > 0) {
-        this.#logger.warn({ err: error, jobs: this.#pending.length, retryInMs: delay }, 'writing completions failed; retrying until the leases would expire');
-        this.#schedule(delay);
-      }
+      this.#failed(batch, error);
+    }
+  }
+
+  #settle(batch: Pending[], written: number[]): void {
+    const ids = new Set(written);
+    this.#retryDelay = RETRY_MIN_MS;
+    for (const entry of batch) entry.resolve(ids.has(entry.item.id));
+  }
+
+  #failed(batch: Pending[], error: unknown): void {
+    const delay = this.#retryDelay;
+    this.#retryDelay = nextRetryDelay(delay);
+    const now = this.#clock.now();
+    for (const entry of batch) {
+      if (error instanceof StoreError && now + delay < entry.deadline()) this.#pending.push(entry);
+      else entry.reject(error);
+    }
+    if (this.#pending.length > 0) {
+      this.#logger.warn({ err: error, jobs: this.#pending.length, retryInMs: delay }, 'writing completions failed; retrying until the leases would expire');
+      this.#schedule(delay);
     }
   }
 }

@@ -102,7 +102,12 @@ export class Worker {
       stopDeadline: Number.POSITIVE_INFINITY,
       executor: {
         store: deps.store,
-        completer: new Completer(deps.store, clock, logger),
+        // A completion waits for the claim its freed slot causes, and is written with it.
+        completer: new Completer(deps.store, clock, logger, () => {
+          if (this.#state.stopping) return false;
+          this.#wake();
+          return true;
+        }),
         clock,
         // Runs bind `component: 'job'` themselves; one component key per line.
         logger: base,
@@ -290,6 +295,8 @@ export class Worker {
     const servicesStopped = Promise.all(this.#services.map((runner) => runner.stop(this.options.abortGrace)));
     await this.#scheduler?.stop();
     await this.#fetch.stop();
+    // No claim will take the completions still to come: the completer writes them itself.
+    state.executor.completer.detach();
     this.#rateWake.stop();
     await this.#rescuer.stop();
     await this.#vacuum.stop();

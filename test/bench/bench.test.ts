@@ -98,7 +98,7 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
       expect(r.stdout, explain(r)).toContain(`## Baton bench (${driver}`);
       const rows = tableRows(r.stdout);
       expect(rows[0], explain(r)).toMatch(/^\| workload +\| figure +\| measured +\| target +\| met\? +\|$/);
-      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running', '9. flow control']) {
+      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running', '9. flow control', '10. start-up']) {
         expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no "${workload}" row\n${explain(r)}`).toBe(true);
       }
       expect(r.stdout, explain(r)).not.toContain('FAILED');
@@ -156,7 +156,7 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
         for (const system of ['baton sqlite', 'baton postgres', 'graphile-worker', 'pg-boss', 'bullmq']) {
           expect(header, `no "${system}" column\n${explain(r)}`).toContain(`| ${system} `);
         }
-        for (const workload of ['W1', 'W2', 'W3', 'W4', 'RSS']) {
+        for (const workload of ['W1', 'W2', 'W3', 'W4', 'RSS', 'START']) {
           expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no ${workload} row\n${explain(r)}`).toBe(true);
         }
         expect(r.stdout, explain(r)).not.toContain('FAILED');

@@ -6,7 +6,8 @@
  * (issue 10).
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, NotFoundError, ValidationError, createHttpApp, defineSchedule, defineTask } from 'baton-jobs';
+import { ConfigError, NotFoundError, ValidationError, defineSchedule, defineTask } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 
 const echo = defineTask('echo', { handler: async () => null });

@@ -6,7 +6,8 @@
  * the conformance suite's.
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, ValidationError, type Baton } from 'baton-jobs';
+import { defineTask, ValidationError, type Baton } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { runCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';

@@ -6,7 +6,8 @@
  * test/e2e/queue-concurrency.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, NotFoundError, ValidationError } from 'baton-jobs';
+import { defineTask, NotFoundError, ValidationError } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { runCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { jsonPut } from '../helpers/http.js';

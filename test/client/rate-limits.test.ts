@@ -6,7 +6,8 @@
  * it is the conformance suite's and test/e2e/rate-limits.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, NotFoundError, ValidationError } from 'baton-jobs';
+import { defineTask, NotFoundError, ValidationError } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { runCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { jsonPut } from '../helpers/http.js';

@@ -50,6 +50,28 @@ export function jobTests(h: Harness): void {
       for (const job of [a, b, c]) expect(await store.jobGet({ id: job!.id })).toEqual(job);
     });
 
+    it('returns each job exactly as jobGet reads it, key for key, for every kind of insert', async () => {
+      const { store } = await h.setup();
+      const trace = JSON.stringify({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+      await insert(store, { key: 'held' });
+      const batches = [
+        // No key, no strategy (PostgreSQL: one statement outside a transaction).
+        [newJob({ payload: '{"a":[1,{"b":null}],"s":"é"}', priority: 3, runAt: T0 + 1234, maxAttempts: 5, timeoutMs: 100, traceContext: trace }),
+          newJob({ payload: '"s"', concurrencyKey: 'ck', concurrencyLimit: 2 }), newJob({ traceContext: null, concurrencyKey: null, concurrencyLimit: null })],
+        // Keys: one new, one held by a live job, one repeated within the batch.
+        [newJob({ key: 'k1', traceContext: trace }), newJob({ key: 'held', payload: '[1]' }), newJob({ key: 'k1', task: 'dup' }), newJob({ payload: 'null' })],
+        // A strategy: the older job of the key is cancelled, the batch read again.
+        [newJob({ concurrencyKey: 'latest', concurrencyStrategy: 'keepLatest' }), newJob({ concurrencyKey: 'latest', concurrencyStrategy: 'keepLatest', concurrencyLimit: 1 })],
+      ];
+      for (const [i, jobs] of batches.entries()) {
+        for (const { job } of await store.jobInsertMany({ jobs, now: T0 + i })) {
+          const read = await get(store, job.id);
+          expect(job).toStrictEqual(read);
+          expect(Object.keys(job)).toEqual(Object.keys(read));
+        }
+      }
+    });
+
     it('stores the trace context given (bulk and keyed inserts) and returns it on claim, after finishing and after a retry; none: null', async () => {
       const { store } = await h.setup();
       const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=a,other=b' };

@@ -7,6 +7,7 @@ const anError = (attempt: number, time: number): StoredError => ({ attempt, time
 /** Each fenced write, as a call with a given token at a given time. */
 const fencedWrites: Array<[string, (store: Store, id: number, token: number, now: number) => Promise<boolean>]> = [
   ['jobCompleteMany', async (s, id, token, now) => (await s.jobCompleteMany({ items: [{ id, token, result: '"late"' }], now })).includes(id)],
+  ['jobCompleteAndClaim', async (s, id, token, now) => (await s.jobCompleteAndClaim({ items: [{ id, token, result: '"late"' }], workerId: 'c', tasks: ['none'], queues: ['default'], limit: 1, leaseMs: 1000, now })).completed.includes(id)],
   ['jobFail (retry)', (s, id, token, now) => s.jobFail({ id, token, error: anError(1, now), retryAt: now + 1000, now })],
   ['jobFail (final)', (s, id, token, now) => s.jobFail({ id, token, error: anError(1, now), retryAt: null, now })],
   ['jobFinishCancelled', (s, id, token, now) => s.jobFinishCancelled({ id, token, now })],
@@ -59,6 +60,54 @@ export function leaseTests(h: Harness): void {
       expect((await get(store, y.id)).result).toBe('two');
       expect((await get(store, lostId)).state).toBe('running');
       expect(await store.jobCompleteMany({ items: [], now: T0 })).toEqual([]);
+    });
+
+    it('jobCompleteAndClaim completes the held items as jobCompleteMany does, then claims as jobClaim does', async () => {
+      const { store } = await h.setup();
+      const { id: lostId, stale } = await takeover(store);
+      const x = await running(store, { task: 'x' }, { now: T0 + 3000 });
+      const next = [await insert(store, { task: 'x', priority: 2 }), await insert(store, { task: 'x', priority: 1 }), await insert(store, { task: 'x', priority: 3 })];
+      const { completed, claimed } = await store.jobCompleteAndClaim({
+        items: [{ id: x.id, token: x.leaseToken, result: '{"ok":1}' }, { id: lostId, token: stale, result: '0' }],
+        workerId: 'w2', tasks: ['x'], queues: ['default'], limit: 2, leaseMs: 5000, now: T0 + 4000,
+      });
+      expect(completed).toEqual([x.id]);
+      expect(await get(store, x.id)).toMatchObject({ state: 'completed', result: { ok: 1 }, leaseOwner: null });
+      expect(ms((await get(store, x.id)).finishedAt)).toBe(T0 + 4000);
+      expect((await get(store, lostId)).state).toBe('running');
+      // In claim order (priority), each running under a new lease of w2.
+      expect(claimed.map((j) => j.id)).toEqual([next[1]!.id, next[0]!.id]);
+      for (const job of claimed) {
+        expect(job).toMatchObject({ state: 'running', attempt: 1, leaseOwner: 'w2' });
+        expect(ms(job.leaseExpiresAt)).toBe(T0 + 9000);
+        expect(await get(store, job.id)).toMatchObject({ state: 'running', leaseOwner: 'w2' });
+      }
+      expect((await get(store, next[2]!.id)).state).toBe('queued');
+      // Nothing to complete: a plain claim. Nothing to claim: the completions alone.
+      expect(await store.jobCompleteAndClaim({ items: [], workerId: 'w2', tasks: ['x'], queues: ['default'], limit: 5, leaseMs: 5000, now: T0 + 4001 }))
+        .toMatchObject({ completed: [], claimed: [{ id: next[2]!.id }] });
+      const held = claimed[0]!;
+      expect(await store.jobCompleteAndClaim({ items: [{ id: held.id, token: held.leaseToken, result: '2' }], workerId: 'w2', tasks: ['x'], queues: ['default'], limit: 5, leaseMs: 5000, now: T0 + 4002 }))
+        .toEqual({ completed: [held.id], claimed: [] });
+      expect((await get(store, held.id)).result).toBe(2);
+    });
+
+    it('jobCompleteAndClaim counts the jobs it completes as ended: their queue limit and concurrency key have room in the same call', async () => {
+      const { store } = await h.setup();
+      expect(await store.queueSetConcurrency({ name: 'q', concurrency: 2, now: T0 })).toBe(true);
+      const a = await running(store, { queue: 'q' });
+      const b = await running(store, { queue: 'q' });
+      const k = await running(store, { queue: 'keys', concurrencyKey: 'K', concurrencyLimit: 1 });
+      const queued = [await insert(store, { queue: 'q' }), await insert(store, { queue: 'q' }), await insert(store, { queue: 'q' })];
+      const sameKey = await insert(store, { queue: 'keys', concurrencyKey: 'K', concurrencyLimit: 1 });
+      expect(await claim(store, { queues: ['q', 'keys'], now: T0 + 1 })).toEqual([]); // both at their limit
+      const { completed, claimed } = await store.jobCompleteAndClaim({
+        items: [a, b, k].map((j) => ({ id: j.id, token: j.leaseToken, result: 'null' })),
+        workerId: 'w1', tasks: ['t'], queues: ['q', 'keys'], limit: 10, leaseMs: 30_000, now: T0 + 2,
+      });
+      expect([...completed].sort((x, y) => x - y)).toEqual([a.id, b.id, k.id]);
+      expect(claimed.map((j) => j.id).sort((x, y) => x - y)).toEqual([queued[0]!.id, queued[1]!.id, sameKey.id]);
+      expect((await get(store, queued[2]!.id)).state).toBe('queued');
     });
 
     it('jobFail with retryAt → queued at that time, the error appended, attempt kept; with null → failed', async () => {

@@ -10,7 +10,9 @@ const oneLine = (stderr: string) => {
   return lines[0]!;
 };
 
-describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver})`, () => {
+// Each test starts a dozen CLI processes one after another (each loads the CLI under tsx,
+// seconds apiece on a loaded 2-core machine): a hang-catcher sized for that, not a speed bound.
+describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver})`, { timeout: 300_000 }, () => {
   it('pause and resume by name, listed by `baton queues`; bulk commands count with --dry-run, then act; bad input exits 1 or 2 with one line and changes nothing', async () => {
     const db = tempDatabase();
     const d = ['--database', db.url];

@@ -67,7 +67,7 @@ export async function openBaton(options: BatonOptions = {}, observer?: StoreObse
  * vacuum): a test asserting that a refused call made no store call ignores these.
  */
 export const BACKGROUND_OPS: ReadonlySet<string> = new Set([
-  'jobClaim', 'leaseExtendMany', 'workerUpsert', 'jobCancelRequests', 'jobRescueExpired', 'scheduleDue',
+  'jobClaim', 'jobCompleteAndClaim', 'leaseExtendMany', 'workerUpsert', 'jobCancelRequests', 'jobRescueExpired', 'scheduleDue',
   'leaseAcquire', 'leaseRenew', 'leaseRelease', 'serviceEnsure', 'serviceGet', 'serviceRecord',
   'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'jobTableStats', 'jobTableVacuum',
 ]);

@@ -9,7 +9,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { createHttpApp, defineService, defineTask, type AnyTask, type Baton } from 'baton-jobs';
+import { defineService, defineTask, type AnyTask, type Baton } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
 import { testDriver } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';

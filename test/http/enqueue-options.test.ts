@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp, defineTask } from 'baton-jobs';
+import { defineTask } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 
 const greet = defineTask('greet', {

@@ -3,7 +3,8 @@
  * counts match the jobs run (both drivers).
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, NonRetryableError, RateLimitedError } from 'baton-jobs';
+import { defineTask, NonRetryableError, RateLimitedError } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

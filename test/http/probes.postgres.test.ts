@@ -7,7 +7,8 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createBaton, createHttpApp, type Readiness } from 'baton-jobs';
+import { createBaton, type Readiness } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton, postgresUrl, tempDatabase, testLogger } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';

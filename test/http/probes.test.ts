@@ -5,7 +5,8 @@
  * not ready the moment its stop begins, while it drains.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createHttpApp, defineTask, type Readiness } from 'baton-jobs';
+import { ConfigError, defineTask, type Readiness } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 import { rawQuery } from '../helpers/raw.js';

@@ -4,7 +4,8 @@
  * with a message and changes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp, type Baton } from 'baton-jobs';
+import type { Baton } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 
 const ADMIN = 'admin-token';

@@ -5,7 +5,7 @@
  * the timeline out.
  */
 import { describe, expect, it } from 'vitest';
-import { createHttpApp } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { testDriver } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';

@@ -7,7 +7,9 @@
  * time; finished jobs are made at exact times through the store.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createHttpApp, createMetrics, defineTask, type Baton, type WorkerEvents } from 'baton-jobs';
+import { ConfigError, defineTask, type Baton, type WorkerEvents } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
+import { createMetrics } from 'baton-jobs/metrics';
 import { finished } from '../conformance/retention.js';
 import { get, insert, running, T0 } from '../conformance/harness.js';
 import { spawnWorker, type ChildHandle, type ChildMessage } from '../helpers/child.js';

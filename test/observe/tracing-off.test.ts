@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpApp, defineTask, type Job } from 'baton-jobs';
+import { defineTask, type Job } from 'baton-jobs';
+import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
 

@@ -94,15 +94,21 @@ export async function w1(system: System, ctx: Ctx): Promise<RunResult> {
   return { cells: { w1: { value: perSecond(ctx.sizes.bulk, ms) } }, detail: { ms } };
 }
 
-/** W2: one worker process drains `drain` queued no-op jobs at each concurrency; its peak RSS from /proc. */
+/**
+ * W2: one worker process drains `drain` queued no-op jobs at each concurrency; its
+ * peak RSS from /proc, and its start-up: ms from just before the runner spawns it
+ * (after the seeding) to its `ready` report arriving (started, ready to claim).
+ */
 export async function w2(system: System, ctx: Ctx): Promise<RunResult> {
   const cells: Record<string, Cell> = {};
   const detail: Record<string, unknown> = {};
   for (const c of ctx.sizes.concurrencies) {
     const ns = ctx.track(await system.namespace());
     await system.enqueueBulk(ns, ctx.sizes.drain, 1_000);
+    const spawnedAt = performance.now();
     const worker = system.worker(ns, { name: `drain c${c}`, tasks: ['noop'], concurrency: c, expect: ctx.sizes.drain });
     await worker.waitForType('ready', undefined, 60_000);
+    cells[`start-c${c}`] = { value: performance.now() - spawnedAt };
     const drained = await worker.waitForType('drained', undefined, 300_000);
     const memory = processMemory(worker.pid);
     await worker.close();
@@ -110,8 +116,8 @@ export async function w2(system: System, ctx: Ctx): Promise<RunResult> {
     const ms = drained.ms as number;
     cells[`w2-c${c}`] = { value: perSecond(ctx.sizes.drain, ms) };
     cells[`rss-c${c}`] = { value: memory?.peakMB ?? (drained.peakRssMB as number) };
-    detail[`c${c}`] = { ms, peakMB: cells[`rss-c${c}`]!.value, source: memory ? '/proc VmHWM' : 'maxRSS' };
-    ctx.log(`${system.name} drain c${c}: ${Math.round(perSecond(ctx.sizes.drain, ms))} jobs/s, peak RSS ${Math.round(cells[`rss-c${c}`]!.value!)} MB`);
+    detail[`c${c}`] = { ms, peakMB: cells[`rss-c${c}`]!.value, source: memory ? '/proc VmHWM' : 'maxRSS', startMs: cells[`start-c${c}`]!.value };
+    ctx.log(`${system.name} drain c${c}: started in ${Math.round(cells[`start-c${c}`]!.value!)} ms, ${Math.round(perSecond(ctx.sizes.drain, ms))} jobs/s, peak RSS ${Math.round(cells[`rss-c${c}`]!.value!)} MB`);
   }
   return { cells, detail };
 }

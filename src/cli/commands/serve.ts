@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { createHttpApp } from '../../http/app.js';
 import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import { loadWorkerModule } from '../load-tasks.js';
 import { integer, openBaton, withDatabase } from '../options.js';
@@ -36,6 +35,8 @@ export function serveCommand(): Command {
       const tokens = tokensFromEnv({ readToken: flags.readToken, adminToken: flags.adminToken });
       refuseOpenNetwork(flags.host, tokens); // before the database is created or migrated
       const baton = await openBaton({ database: flags.database, ...(tasks ? { tasks } : {}) }, 'info');
+      // Loaded here, not at the top: the CLI imports every command, and only this one serves.
+      const { createHttpApp } = await import('../../http/app.js');
       const app = createHttpApp(baton, { ...tokens, ...(tasks ? { tasks } : {}) });
       let server;
       try {

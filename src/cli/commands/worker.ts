@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { createHttpApp } from '../../http/app.js';
 import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
@@ -147,6 +146,8 @@ export function workerCommand(): Command {
       let http: { url: string; close(): Promise<void> } | undefined;
       if (flags.http !== undefined) {
         const tokens = tokensFromEnv({});
+        // Loaded only with --http: a worker that serves nothing starts without hono and prom-client.
+        const { createHttpApp } = await import('../../http/app.js');
         const app = createHttpApp(baton, { ...tokens, tasks });
         try {
           http = await listen(app.fetch, { host: flags.httpHost ?? '127.0.0.1', port: flags.http, tokens });

@@ -1,7 +1,9 @@
 import { ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
 import { END_ATTEMPT } from '../constants.js';
-import type { CancelOutcome, InsertedJob, JobTimelineRecord, StoreParams } from '../store.js';
+import { hasKeyStrategy } from '../key-strategies.js';
+import { insertedJob } from '../rows.js';
+import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, moveJobs, RETRIED } from './move.js';
 import { applyKeyStrategies } from './key-strategies.js';
@@ -18,38 +20,61 @@ const released = (cause: 'shutdown' | 'snooze' | 'rateLimited', r: string) =>
     : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 
 
+/**
+ * jobInsertMany's statement (`$1`..`$13`: see {@link insertValues}): the jobs inserted
+ * with ids drawn in input order, `keyed`: only those whose key no queued or running job
+ * holds (ON CONFLICT: a speculative insertion per row, which a batch without keys skips).
+ * Returns the id and key of each row inserted, in id order; only those: each Job is built
+ * from what was inserted (insertedJob), as parsing whole rows read back took a third of
+ * a bulk enqueue's time.
+ */
+const insertJobs = (keyed: boolean) => `
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[], $11::text[], $12::int[], $13::text[])
+      AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord, concurrency_key, concurrency_limit, trace_context)
+  ), ins AS (
+    INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context)
+    SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10, concurrency_key, concurrency_limit, trace_context::json FROM input ORDER BY ord
+    ${keyed ? "ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING" : ''}
+    RETURNING id, key
+  )
+  SELECT id, key FROM ins ORDER BY id`;
+const INSERT_KEYED = insertJobs(true);
+const INSERT_UNKEYED = insertJobs(false);
+
+/** The values of {@link insertJobs}' statement for `pending`, inserted at `now`. */
+const insertValues = (pending: Array<{ job: NewJob; index: number }>, now: number): unknown[] => [
+  pending.map((p) => p.job.queue),
+  pending.map((p) => p.job.task),
+  pending.map((p) => p.job.payload),
+  pending.map((p) => p.job.priority),
+  pending.map((p) => date(p.job.runAt)),
+  pending.map((p) => p.job.maxAttempts),
+  pending.map((p) => p.job.timeoutMs),
+  pending.map((p) => p.job.key),
+  pending.map((p) => p.index),
+  date(now),
+  pending.map((p) => p.job.concurrencyKey ?? null),
+  pending.map((p) => p.job.concurrencyLimit ?? null),
+  pending.map((p) => p.job.traceContext ?? null),
+];
+
 export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
+  const keyed = jobs.some((job) => job.key !== null);
+  if (!client && !keyed && !jobs.some(hasKeyStrategy)) {
+    // Nothing to look up or apply after the insert: its one statement is atomic on its
+    // own, so it runs as a prepared statement without BEGIN and COMMIT (one round trip
+    // where the transaction took three). Rows are in id order, which is input order.
+    const rows = await ctx.query<{ id: string }>('insert_jobs', INSERT_UNKEYED, insertValues(jobs.map((job, index) => ({ job, index })), now));
+    return rows.map((row, i) => ({ job: insertedJob(jobs[i]!, Number(row.id), now), created: true }));
+  }
   const run = async (db: TransactionClient) => {
     const results: Array<InsertedJob | undefined> = new Array(jobs.length);
     let pending = jobs.map((job, index) => ({ job, index }));
     // A key can be freed (its job finished) between the conflict and the read: try again.
     for (let round = 0; pending.length > 0; round++) {
       if (round === 5) throw new ConflictError('could not settle keyed enqueue after 5 rounds of concurrent changes');
-      const inserted = (await db.query(ctx.sql(`
-        WITH input AS (
-          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::int[], $11::text[], $12::int[], $13::text[])
-            AS t(queue, task, payload, priority, run_at, max_attempts, timeout_ms, key, ord, concurrency_key, concurrency_limit, trace_context)
-        ), ins AS (
-          INSERT INTO :schema.jobs (queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context)
-          SELECT queue, task, payload::json, 'queued', priority, run_at, max_attempts, timeout_ms, key, $10, concurrency_key, concurrency_limit, trace_context::json FROM input ORDER BY ord
-          ON CONFLICT (key) WHERE key IS NOT NULL AND state IN ('queued','running') DO NOTHING
-          RETURNING *
-        )
-        SELECT * FROM ins ORDER BY id`), [
-        pending.map((p) => p.job.queue),
-        pending.map((p) => p.job.task),
-        pending.map((p) => p.job.payload),
-        pending.map((p) => p.job.priority),
-        pending.map((p) => date(p.job.runAt)),
-        pending.map((p) => p.job.maxAttempts),
-        pending.map((p) => p.job.timeoutMs),
-        pending.map((p) => p.job.key),
-        pending.map((p) => p.index),
-        date(now),
-        pending.map((p) => p.job.concurrencyKey ?? null),
-        pending.map((p) => p.job.concurrencyLimit ?? null),
-        pending.map((p) => p.job.traceContext ?? null),
-      ])).rows as JobRow[];
+      const inserted = (await db.query(ctx.sql(keyed ? INSERT_KEYED : INSERT_UNKEYED), insertValues(pending, now))).rows as Array<{ id: string; key: string | null }>;
       // Rows come back in id order, which is input order (ids are drawn in ORDER BY ord).
       // Which inputs were skipped: keyed ones whose key (now) has a live job.
       const insertedKeys = new Set(inserted.map((r) => r.key).filter((k) => k !== null));
@@ -64,7 +89,7 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
           created.push(p);
         }
       }
-      created.forEach((p, i) => (results[p.index] = { job: rowToJob(inserted[i]!), created: true }));
+      created.forEach((p, i) => (results[p.index] = { job: insertedJob(p.job, Number(inserted[i]!.id), now), created: true }));
       if (skipped.length === 0) break;
       const live = (await db.query(ctx.sql(`SELECT * FROM :schema.jobs WHERE key = ANY($1::text[]) AND state IN ('queued','running')`), [
         [...new Set(skipped.map((p) => p.job.key!))],
@@ -87,30 +112,62 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
   return client ? run(client) : ctx.transaction(run);
 }
 
+/** jobClaim's parameters after its `now` (`$1`), from `offset + 1` on: queues, tasks, limit, worker, lease expiry. */
+const claimValues = (p: StoreParams<'jobClaim'>): unknown[] =>
+  // Each queue once: a repeated name would scan its queue twice and return rows this
+  // transaction already locked (SKIP LOCKED skips only other transactions' locks).
+  [[...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)];
+
+/** Claimed rows in claim order (the function returns them in table order). */
+const inClaimOrder = (rows: JobRow[]): ClaimedJob[] =>
+  rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+
 export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
   // One round trip: the function (migration 11) locks the served queues that have a
   // concurrency limit, then claims in a statement of its own that counts their running
   // jobs, so concurrent claimers never go over a limit.
-  const rows = await ctx.query<JobRow>('claim', 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)',
-    // Each queue once: a repeated name would scan its queue twice and return rows this
-    // transaction already locked (SKIP LOCKED skips only other transactions' locks).
-    [date(p.now), [...new Set(p.queues)], p.tasks, p.limit, p.workerId, date(p.now + p.leaseMs)]);
-  return rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+  return inClaimOrder(await ctx.query<JobRow>('claim', 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)', [date(p.now), ...claimValues(p)]));
 }
 
-export async function jobCompleteMany(ctx: PgContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
-  if (items.length === 0) return [];
-  const rows = await ctx.query<{ id: string }>('complete_many', `
-    WITH ${ASYNC_COMMIT}, ${moveJobs({
-      name: 'completed',
-      from: 'jobs',
-      using: 'unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit',
-      where: "j.id = c.id AND j.lease_token = c.token AND j.state = 'running'",
-      set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...ENDED_ATTEMPT },
-      returning: 'id',
-    })}
-    SELECT id FROM completed`, [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)]);
+/**
+ * The completion of a batch (`$1` ids, `$2` tokens, `$3` results, `$4` now): the CTEs
+ * `completed_taken` and `completed`, moving each job still running under its token
+ * to `jobs_finished` (the statement names ASYNC_COMMIT's CTE first).
+ */
+const COMPLETE = moveJobs({
+  name: 'completed',
+  from: 'jobs',
+  using: 'unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit',
+  where: "j.id = c.id AND j.lease_token = c.token AND j.state = 'running'",
+  set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...ENDED_ATTEMPT },
+  returning: 'id',
+});
+
+const completeValues = ({ items, now }: StoreParams<'jobCompleteMany'>): unknown[] => [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)];
+
+export async function jobCompleteMany(ctx: PgContext, p: StoreParams<'jobCompleteMany'>): Promise<number[]> {
+  if (p.items.length === 0) return [];
+  const rows = await ctx.query<{ id: string }>('complete_many', `WITH ${ASYNC_COMMIT}, ${COMPLETE} SELECT id FROM completed`, completeValues(p));
   return rows.map((r) => Number(r.id));
+}
+
+export async function jobCompleteAndClaim(ctx: PgContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<{ completed: number[]; claimed: ClaimedJob[] }> {
+  if (p.items.length === 0) return { completed: [], claimed: await jobClaim(ctx, p) };
+  // One statement: the completion's CTEs, then claim_jobs as a lateral function of their
+  // result (its `now` is read from it), so it runs after them; a volatile function's
+  // statements see what the calling statement wrote before them (SPI increments the
+  // command counter), so the claim counts the completed jobs as ended. One row per
+  // claimed job, the first carrying the completed ids (parsed once, not per row); one
+  // row of NULLs but the ids when none was claimed.
+  const rows = await ctx.query<JobRow & { completed_ids: string[] | null }>('complete_claim', `
+    WITH ${ASYNC_COMMIT}, ${COMPLETE}, done AS (SELECT array_agg(id) AS ids, $4::timestamptz AS now FROM completed)
+    SELECT CASE WHEN coalesce(c.ordinality, 1) = 1 THEN d.ids END AS completed_ids, c.*
+    FROM done d LEFT JOIN LATERAL :schema.claim_jobs(d.now, $5, $6, $7, $8, $9) WITH ORDINALITY c ON true`,
+  [...completeValues(p), ...claimValues(p)]);
+  return {
+    completed: (rows[0]?.completed_ids ?? []).map(Number),
+    claimed: inClaimOrder(rows.filter((r) => r.id !== null)),
+  };
 }
 
 export async function jobFail(ctx: PgContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {

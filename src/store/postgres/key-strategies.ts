@@ -1,5 +1,5 @@
 import type { TransactionClient } from '../../job/types.js';
-import { droppedReason, strategyActor, supersededReason } from '../key-strategies.js';
+import { droppedReason, hasKeyStrategy, strategyActor, supersededReason } from '../key-strategies.js';
 import type { NewJob } from '../store.js';
 import { date, type PgContext } from './context.js';
 import { moveJobs } from './move.js';
@@ -17,8 +17,8 @@ import { cancelRequested } from './timeline.js';
 export async function applyKeyStrategies(ctx: PgContext, db: TransactionClient, inserted: Array<{ id: number; job: NewJob }>, now: number): Promise<boolean> {
   let changed = false;
   for (const { id, job } of inserted) {
-    const strategy = job.concurrencyStrategy ?? 'queue';
-    if (strategy === 'queue' || !job.concurrencyKey) continue;
+    if (!hasKeyStrategy(job)) continue;
+    const strategy = job.concurrencyStrategy;
     const limit = job.concurrencyLimit ?? 1;
     const key = [job.queue, job.concurrencyKey, id];
     if (strategy === 'dropNewest') {

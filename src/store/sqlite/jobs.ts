@@ -1,6 +1,7 @@
 import { ConfigError, ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job } from '../../job/types.js';
 import { CLEAR_LEASE, END_ATTEMPT } from '../constants.js';
+import { insertedJob } from '../rows.js';
 import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
@@ -20,35 +21,54 @@ const RELEASED = {
 const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context';
 const LIVE_KEY = `key = ? AND state IN ('queued','running')`;
 
+/** Most rows one INSERT of {@link insertRowsSql} writes (12 parameters a row). */
+const INSERT_CHUNK = 128;
+/** {@link insertRowsSql}'s texts, by row count. */
+const insertTexts: string[] = [];
+/** A multi-row INSERT … VALUES of `rows` jobs (12 parameters a row, as {@link insertJobs} binds them), returning their ids. */
+const insertRowsSql = (rows: number): string =>
+  (insertTexts[rows] ??= `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES ${Array(rows).fill("(?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(', ')} RETURNING id`);
+
+/**
+ * Inserts `jobs` at `now` (no key lookup: the caller did it) and appends each one's
+ * Job to `out`, in order. Multi-row INSERT … VALUES statements: chunks of
+ * {@link INSERT_CHUNK} rows, the rest in power-of-two chunks (64, 32, … 1), so at most
+ * 8 statements are prepared per connection; about 1.6× faster than one INSERT … SELECT
+ * FROM json_each, which was 2.5× faster than a statement per row. Only the ids come
+ * back: each Job is built from what was inserted (insertedJob), as reading whole rows
+ * back and mapping them took two thirds of a bulk enqueue's time.
+ */
+function insertJobs(ctx: SqliteContext, jobs: NewJob[], now: number, out: InsertedJob[]): void {
+  for (let from = 0; from < jobs.length;) {
+    const chunk = jobs.slice(from, from + Math.min(INSERT_CHUNK, 2 ** Math.floor(Math.log2(jobs.length - from))));
+    const values: unknown[] = [];
+    for (const j of chunk) values.push(j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs, j.key, now, j.concurrencyKey ?? null, j.concurrencyLimit ?? null, j.traceContext ?? null);
+    // Ids are drawn in VALUES order, the chunk's (RETURNING's order is not defined: sorted).
+    const ids = (ctx.sql(insertRowsSql(chunk.length)).pluck().all(values) as number[]).sort((a, b) => a - b);
+    ids.forEach((id, i) => out.push({ job: insertedJob(chunk[i]!, id, now), created: true }));
+    from += chunk.length;
+  }
+}
+
 export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
   if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
   const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
-  const insert = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    VALUES (@queue, @task, @payload, 'queued', @priority, @runAt, @maxAttempts, @timeoutMs, @key, @now, @concurrencyKey, @concurrencyLimit, @traceContext) RETURNING *`);
-  // Runs of jobs without a key go in as one INSERT … SELECT FROM json_each (about 2.5×
-  // faster than a statement per row); keyed jobs one at a time, after the key lookup.
-  const bulk = ctx.sql(`INSERT INTO jobs (${INSERT_COLUMNS})
-    SELECT value->>0, value->>1, value->>2, 'queued', value->>3, value->>4, value->>5, value->>6, NULL, ?, value->>7, value->>8, value->>9 FROM json_each(?)
-    RETURNING *`);
-  const insertRun = (run: NewJob[]): InsertedJob[] =>
-    (bulk.all(now, JSON.stringify(run.map((j) => [j.queue, j.task, j.payload, j.priority, j.runAt, j.maxAttempts, j.timeoutMs, j.concurrencyKey ?? null, j.concurrencyLimit ?? null, j.traceContext ?? null]))) as JobRow[])
-      .sort((a, b) => a.id - b.id)
-      .map((row) => ({ job: rowToJob(row), created: true }));
   return ctx.transaction(() => {
     const out: InsertedJob[] = [];
+    // Runs of jobs without a key go in together; a keyed job alone, after its key's lookup.
     let run: NewJob[] = [];
     for (const job of jobs) {
       if (job.key === null) {
         run.push(job);
         continue;
       }
-      if (run.length > 0) out.push(...insertRun(run));
+      insertJobs(ctx, run, now, out);
       run = [];
       const existing = findByKey.get(job.key) as JobRow | undefined;
-      out.push(existing ? { job: rowToJob(existing), created: false }
-        : { job: rowToJob(insert.get({ ...job, concurrencyKey: job.concurrencyKey ?? null, concurrencyLimit: job.concurrencyLimit ?? null, traceContext: job.traceContext ?? null, now }) as JobRow), created: true });
+      if (existing) out.push({ job: rowToJob(existing), created: false });
+      else insertJobs(ctx, [job], now, out);
     }
-    if (run.length > 0) out.push(...insertRun(run));
+    insertJobs(ctx, run, now, out);
     // out is in input order, as are jobs.
     const created = out.flatMap((o, i) => (o.created ? [{ id: o.job.id, job: jobs[i]! }] : []));
     if (!applyKeyStrategies(ctx, created, now)) return out;
@@ -65,6 +85,11 @@ const KEY_RATE_ROOM = `SELECT r.key_rate_limit - (SELECT count(*) FROM rate_limi
   FROM queues r WHERE r.name = k.queue AND r.key_rate_limit IS NOT NULL`;
 
 export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
+  return claim(ctx, p);
+}
+
+/** jobClaim's one statement (a write transaction of its own, or a part of the caller's). */
+function claim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): ClaimedJob[] {
   // As on PostgreSQL: the distinct priorities of each served, unpaused queue's queued
   // unkeyed jobs by a loose scan of jobs_claim (queue, priority, run_at, id), one probe
   // per priority; then per (queue, priority) a range scan bounded by run_at <= now that
@@ -140,7 +165,17 @@ export async function jobClaim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): 
   return rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.id - b.id).map(rowToClaimedJob);
 }
 
-export async function jobCompleteMany(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): Promise<number[]> {
+export async function jobCompleteMany(ctx: SqliteContext, p: StoreParams<'jobCompleteMany'>): Promise<number[]> {
+  return complete(ctx, p);
+}
+
+export async function jobCompleteAndClaim(ctx: SqliteContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<{ completed: number[]; claimed: ClaimedJob[] }> {
+  // One write transaction, one commit; the claim reads the completions it follows.
+  return ctx.transaction(() => ({ completed: complete(ctx, p), claimed: claim(ctx, p) }));
+}
+
+/** jobCompleteMany's one statement. */
+function complete(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): number[] {
   if (items.length === 0) return [];
   const rows = ctx.sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${END_ATTEMPT}
     FROM json_each(@items)

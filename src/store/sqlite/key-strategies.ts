@@ -1,6 +1,6 @@
 import type { NewJob } from '../store.js';
 import type { SqliteContext } from './context.js';
-import { supersededReason, droppedReason, strategyActor } from '../key-strategies.js';
+import { supersededReason, droppedReason, hasKeyStrategy, strategyActor } from '../key-strategies.js';
 import { CANCEL_REQUESTED } from './timeline.js';
 
 /**
@@ -13,8 +13,8 @@ export function applyKeyStrategies(ctx: SqliteContext, inserted: Array<{ id: num
   let changed = false;
   const live = `state IN ('queued','running') AND queue = @queue AND concurrency_key = @key`;
   for (const { id, job } of inserted) {
-    const strategy = job.concurrencyStrategy ?? 'queue';
-    if (strategy === 'queue' || !job.concurrencyKey) continue;
+    if (!hasKeyStrategy(job)) continue;
+    const strategy = job.concurrencyStrategy;
     const params = { id, now, queue: job.queue, key: job.concurrencyKey, limit: job.concurrencyLimit ?? 1, by: strategyActor(job.concurrencyKey, strategy) };
     if (strategy === 'dropNewest') {
       const count = (state: string) => (ctx.sql(`SELECT count(*) AS n FROM jobs WHERE state = '${state}' AND queue = @queue AND concurrency_key = @key AND id < @id`)
