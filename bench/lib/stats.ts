@@ -12,12 +12,13 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
 }
 
-/** Count, min, p50, p90, p99, max and mean of `samples` (ms or whatever unit they are in). */
+/** Count, min, p50, p90, p95, p99, max and mean of `samples` (ms or whatever unit they are in). */
 export interface Summary {
   count: number;
   min: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   max: number;
   mean: number;
@@ -31,6 +32,7 @@ export function summarize(samples: readonly number[]): Summary {
     min: samples.length ? Math.min(...samples) : Number.NaN,
     p50: percentile(samples, 50),
     p90: percentile(samples, 90),
+    p95: percentile(samples, 95),
     p99: percentile(samples, 99),
     max: samples.length ? Math.max(...samples) : Number.NaN,
     mean: samples.length ? sum / samples.length : Number.NaN,
