@@ -133,6 +133,7 @@ export interface ServiceEvents {
 export interface ServiceRunnerDeps {
   store: Store;
   clock: Clock;
+  /** Bound to the service's name (`service`) by the worker; the runner's lines add no second `service` key. */
   logger: Logger;
   events: EventSink<ServiceEvents>;
   /** Lease owner: the worker id. */
@@ -253,7 +254,9 @@ export class ServiceRunner {
       const reason = lease.signal.reason as Error;
       span.event('baton.aborted', { 'baton.abort.reason': reason instanceof BatonError ? reason.code : String(reason) });
       span.end();
-      logger.warn({ service: s.name, reason: reason?.message }, 'service run aborted; its outcome is not stored');
+      // A stop is routine: the lease is released at once and another instance runs the service.
+      if (reason instanceof ShutdownError) logger.info('service run stopped by the worker\'s shutdown; its lease is released for another instance');
+      else logger.warn({ reason: reason?.message }, 'service run aborted; its outcome is not stored');
       events.emit('service:aborted', { ...base, reason });
       return lease.lost ? s.pollInterval : 0;
     }
@@ -267,12 +270,12 @@ export class ServiceRunner {
       error = describeError(thrown);
       span.fail(thrown);
       next = now + backoffDelay(s.backoff, row.failures + 1);
-      logger.error({ err: thrown, service: s.name, retryAt: new Date(next) }, 'service run failed; it will be retried');
+      logger.error({ err: thrown, retryAt: new Date(next) }, 'service run failed; it will be retried');
     }
     span.end();
     const stored = await store.serviceRecord({ name: s.name, leaseName: lease.name, token: lease.token, lastRunAt: startedAt, nextRunAt: next, error, now });
     if (!stored) {
-      logger.warn({ service: s.name }, 'service lease lost before its outcome was stored; outcome dropped');
+      logger.warn('service lease lost before its outcome was stored; outcome dropped');
       events.emit('service:aborted', { ...base, reason: lease.signal.reason instanceof Error ? lease.signal.reason : new Error('lease lost before the outcome was stored') });
       return s.pollInterval;
     }

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError, ShutdownError, defineService, type ServiceContext } from 'baton-jobs';
 import { spawnWorker, type ChildMessage } from '../helpers/child.js';
@@ -86,8 +87,9 @@ describe('services in one process', () => {
     expect(await baton.store.leaseGet({ name: 'service:stolen' })).toMatchObject({ owner: 'other', token: 2 });
   });
 
-  it('graceful stop aborts a running service with ShutdownError and releases its lease at once; the outcome is not stored', async () => {
-    const baton = await openBaton();
+  it('graceful stop aborts a running service with ShutdownError and releases its lease at once; the outcome is not stored; logged as a routine stop, one service key', async () => {
+    const lines: string[] = [];
+    const baton = await openBaton({ logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
     let reason: unknown;
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
@@ -107,6 +109,11 @@ describe('services in one process', () => {
     expect(reason).toBeInstanceOf(ShutdownError);
     expect(await baton.store.leaseGet({ name: 'service:long' })).toMatchObject({ owner: null });
     expect(await baton.services.get('long')).toMatchObject({ lastRunAt: null, nextRunAt: null, holder: null });
+    const stopped = lines.filter((line) => line.includes("service run stopped by the worker's shutdown") && line.includes('"service":"long"'));
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]!.match(/"service":/g)).toHaveLength(1);
+    expect(JSON.parse(stopped[0]!)).toMatchObject({ level: 30, service: 'long' });
+    expect(lines.filter((line) => line.includes('"level":40') && line.includes('"service":"long"'))).toEqual([]);
   });
 });
 
