@@ -112,7 +112,7 @@ export async function jobInsertMany(ctx: PgContext, { jobs, now, client }: Store
   return client ? run(client) : ctx.transaction(run);
 }
 
-/** jobClaim's parameters after its `now` (`$1`), from `offset + 1` on: queues, tasks, limit, worker, lease expiry. */
+/** claim_jobs' arguments after its `now`, in order: queues (each once), tasks, limit, worker, lease expiry. */
 const claimValues = (p: StoreParams<'jobClaim'>): unknown[] =>
   // Each queue once: a repeated name would scan its queue twice and return rows this
   // transaction already locked (SKIP LOCKED skips only other transactions' locks).
