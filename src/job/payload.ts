@@ -105,7 +105,6 @@ function checkValue(value: unknown, path: (string | number)[], seen: Set<object>
 
 /** Records `value`'s storable-string problems at (a copy of) `path`. */
 function checkString(value: string, path: (string | number)[], issues: ValidationIssue[], what = 'string'): void {
-  if (!value.includes('\u0000') && value.isWellFormed()) return;
   for (const message of stringProblems(value, what)) issues.push({ path: [...path], message });
 }
 
