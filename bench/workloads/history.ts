@@ -23,7 +23,19 @@ interface Round {
   steadyJobsPerSecond: number;
   /** steadyJobsPerSecond / round 1's. */
   steadyRatio: number;
-  /** Mean ms of the worker's claim and completion store calls. */
+  /** The steady rate of this round's control drain: as many jobs, next to it in time, on a table without history. */
+  controlSteadyJobsPerSecond: number;
+  /**
+   * This round's steady rate over its control's, as a share of the same quotient in
+   * round 1: what history costs, with the machine's speed at the time divided out.
+   */
+  pairedRatio: number;
+  /**
+   * Mean ms of the worker's store calls: a claim that writes the completions waiting
+   * for it (`jobCompleteAndClaim`, nearly every claim of a drain), a claim alone, a
+   * completion alone.
+   */
+  cycleMeanMs: number;
   claimMeanMs: number;
   completeMeanMs: number;
   /** The worker's own VACUUMs during the round (`jobs:vacuumed`): the dead rows that triggered each, and its ms. */
@@ -62,30 +74,60 @@ async function drainRound(client: Baton, url: string, jobs: number, name: string
  * server's has. On a new table the first drains run faster than later ones, history or
  * none (rows appended in id order, a claim index not yet grown to its working size):
  * against them the figure would measure the table's first use, not history.
+ *
+ * Every round and warm-up is paired with a **control** drain of as many jobs on a second
+ * database of the same server (`controlUrl`), whose finished jobs are removed after each
+ * drain, so it never has history: run right before or right after the round (the order
+ * alternates), it measures what the machine could do at that moment. This shared
+ * machine's speed drifts by ±25% from one minute to the next (identical warm-up drains
+ * ran at 5,635–10,243 jobs/s in one run); the quotient of a round and its control
+ * divides that out and leaves what history costs.
  */
-async function runRounds(ctx: WorkloadContext, label: string, url: string): Promise<Round[]> {
+async function runRounds(ctx: WorkloadContext, label: string, url: string, controlUrl: string): Promise<Round[]> {
   const { historyRounds: rounds, historyJobs: jobs } = ctx.sizes;
   const client = await openClient(url);
+  const control = await openClient(controlUrl);
   const done: Round[] = [];
+  /** Drains a round on the history database and one on the control (whose finished jobs are then removed), in the order `n` picks. */
+  const pair = async (n: number, name: string) => {
+    const drainControl = async () => {
+      const { drained } = await drainRound(control, controlUrl, jobs, `${name} control worker`);
+      await clearFinishedJobs(controlUrl);
+      return drained;
+    };
+    const controlFirst = n % 2 === 1;
+    const before = controlFirst ? await drainControl() : undefined;
+    const round = await drainRound(client, url, jobs, `${name} worker`);
+    const after = controlFirst ? before! : await drainControl();
+    return { ...round, control: after };
+  };
   try {
     const warmUps: number[] = [];
+    const controlWarmUps: number[] = [];
     for (let n = 1; n <= ctx.sizes.historyWarmUps; n++) {
-      warmUps.push(Math.round(perSecond(jobs, (await drainRound(client, url, jobs, `history ${label} warm-up ${n} worker`)).drained.ms as number)));
+      const { drained, control: c } = await pair(n, `history ${label} warm-up ${n}`);
+      warmUps.push(Math.round(perSecond(jobs, drained.ms as number)));
+      controlWarmUps.push(Math.round(perSecond(jobs, c.ms as number)));
     }
     await clearFinishedJobs(url);
-    ctx.log(`history ${label} warm-up: ${warmUps.length} drains, not counted (jobs/s: ${warmUps.join(', ')}); their finished jobs removed`);
+    ctx.log(`history ${label} warm-up: ${warmUps.length} drains, not counted (jobs/s: ${warmUps.join(', ')}; their controls: ${controlWarmUps.join(', ')}); their finished jobs removed`);
     for (let n = 1; n <= rounds; n++) {
-      const { drained, vacuums, serverBefore, serverAfter } = await drainRound(client, url, jobs, `history ${label} round ${n} worker`);
+      const { drained, vacuums, serverBefore, serverAfter, control: c } = await pair(n, `history ${label} round ${n}`);
       const ops = drained.storeOps as Record<string, { count: number; totalMs: number }>;
       const jobsPerSecond = perSecond(jobs, drained.ms as number);
       const steadyJobsPerSecond = tenthsMedianRate(drained.splits as number[], jobs);
+      const controlSteadyJobsPerSecond = tenthsMedianRate(c.splits as number[], jobs);
+      const first = done[0];
       const r: Round = {
         round: n,
         historyBefore: (n - 1) * jobs,
         jobsPerSecond,
-        ratio: jobsPerSecond / (done[0]?.jobsPerSecond ?? jobsPerSecond),
+        ratio: jobsPerSecond / (first?.jobsPerSecond ?? jobsPerSecond),
         steadyJobsPerSecond,
-        steadyRatio: steadyJobsPerSecond / (done[0]?.steadyJobsPerSecond ?? steadyJobsPerSecond),
+        steadyRatio: steadyJobsPerSecond / (first?.steadyJobsPerSecond ?? steadyJobsPerSecond),
+        controlSteadyJobsPerSecond,
+        pairedRatio: first ? steadyJobsPerSecond / controlSteadyJobsPerSecond / (first.steadyJobsPerSecond / first.controlSteadyJobsPerSecond) : 1,
+        cycleMeanMs: meanMs(ops, 'jobCompleteAndClaim'),
         claimMeanMs: meanMs(ops, 'jobClaim'),
         completeMeanMs: meanMs(ops, 'jobCompleteMany'),
         vacuums: vacuums.map((v) => ({ deadRows: v.deadRows as number, ms: round(v.durationMs as number, 0) })),
@@ -108,12 +150,14 @@ async function runRounds(ctx: WorkloadContext, label: string, url: string): Prom
         : '';
       ctx.log(
         `history ${label} round ${n}/${rounds}: ${Math.round(jobsPerSecond)} jobs/s (${round(100 * r.ratio, 0)}% of round 1), ` +
-          `steady ${Math.round(steadyJobsPerSecond)} jobs/s (${round(100 * r.steadyRatio, 0)}%), claim ${round(r.claimMeanMs, 2)} ms, ` +
+          `steady ${Math.round(steadyJobsPerSecond)} jobs/s (${round(100 * r.steadyRatio, 0)}%), control ${Math.round(controlSteadyJobsPerSecond)} jobs/s, ` +
+          `paired ${round(100 * r.pairedRatio, 0)}% of round 1, complete-and-claim ${round(r.cycleMeanMs, 2)} ms, ` +
           `${r.vacuums.length} vacuum(s) ${Math.round(r.vacuumMs)} ms${dead}, claim index ${MB(r.storage.indexBytes.jobs_claim ?? 0)} MB, table ${MB(r.storage.tableBytes)} MB${server}; load ${r.load}`,
       );
     }
   } finally {
     await client.close();
+    await control.close();
   }
   return done;
 }
@@ -134,25 +178,35 @@ function tenthsMedianRate(splits: number[], jobs: number): number {
 function historyFigures(ctx: WorkloadContext, label: string, rounds: Round[]): Figure[] {
   const worst = rounds.reduce((a, b) => (b.ratio < a.ratio ? b : a));
   const worstSteady = rounds.reduce((a, b) => (b.steadyRatio < a.steadyRatio ? b : a));
+  const worstPaired = rounds.reduce((a, b) => (b.pairedRatio < a.pairedRatio ? b : a));
   const last = rounds[rounds.length - 1]!;
   const jobs = rounds.length * ctx.sizes.historyJobs;
   const indexes = Object.entries(last.storage.indexBytes).map(([name, bytes]) => `${name} ${MB(bytes)}`);
+  const first = rounds[0]!;
   return [
     {
       workload: '9. history',
-      name: `${label}: slowest steady rate (median of a round's tenths) of ${rounds.length} rounds × ${ctx.sizes.historyJobs.toLocaleString('en')} jobs, vs round 1`,
-      value: 100 * worstSteady.steadyRatio,
+      name: `${label}: slowest round of ${rounds.length} × ${ctx.sizes.historyJobs.toLocaleString('en')} jobs against its control drain (steady rates), vs round 1`,
+      value: 100 * worstPaired.pairedRatio,
       unit: '%',
-      text: `${round(100 * worstSteady.steadyRatio, 0)}% (round ${worstSteady.round}: ${Math.round(worstSteady.steadyJobsPerSecond)} vs ${Math.round(rounds[0]!.steadyJobsPerSecond)} jobs/s)`,
+      text: `${round(100 * worstPaired.pairedRatio, 0)}% (round ${worstPaired.round}: ${Math.round(worstPaired.steadyJobsPerSecond)} jobs/s, its control ${Math.round(worstPaired.controlSteadyJobsPerSecond)}; ` +
+        `round 1: ${Math.round(first.steadyJobsPerSecond)}, its control ${Math.round(first.controlSteadyJobsPerSecond)})`,
       target: ctx.driver.targets.historyWorstRound,
       detail: { rounds },
+    },
+    {
+      workload: '9. history',
+      name: `${label}: slowest steady rate (median of a round's tenths) of ${rounds.length} rounds, vs round 1 (no control)`,
+      value: 100 * worstSteady.steadyRatio,
+      unit: '%',
+      text: `${round(100 * worstSteady.steadyRatio, 0)}% (round ${worstSteady.round}: ${Math.round(worstSteady.steadyJobsPerSecond)} vs ${Math.round(first.steadyJobsPerSecond)} jobs/s)`,
     },
     {
       workload: '9. history',
       name: `${label}: slowest whole-round rate of ${rounds.length} rounds, vs round 1`,
       value: 100 * worst.ratio,
       unit: '%',
-      text: `${round(100 * worst.ratio, 0)}% (round ${worst.round}: ${Math.round(worst.jobsPerSecond)} vs ${Math.round(rounds[0]!.jobsPerSecond)} jobs/s)`,
+      text: `${round(100 * worst.ratio, 0)}% (round ${worst.round}: ${Math.round(worst.jobsPerSecond)} vs ${Math.round(first.jobsPerSecond)} jobs/s)`,
     },
     {
       workload: '9. history',
@@ -179,11 +233,12 @@ function historyServers(): { asIs: boolean; stock: boolean } {
 }
 
 /**
- * Workload 7 (opt-in, ~10 min a run at full size): rounds of 100,000 no-op jobs
+ * Workload 7 (opt-in; ~40 min a server at full size here, control drains included): rounds of 100,000 no-op jobs
  * (`BATON_BENCH_HISTORY_ROUNDS`, default 50) drained one after another on one
  * database, so finished history grows by 100,000 rows a round while the default
  * retention (1 day) removes none of it: the hot path must not slow down with history.
- * Reports the slowest round as a share of round 1 (target ≥ 90%) and the table's and
+ * Reports the slowest round against its control drain (runRounds), as a share of round 1's
+ * (target ≥ 90%), the same without the control, and the table's and
  * indexes' sizes at the end; every round's rate, claim time, vacuums, dead rows and
  * sizes go to the results file. On PostgreSQL it runs twice: on the server as it is
  * (here autovacuum is off) and on a throwaway cluster with stock settings
@@ -199,12 +254,13 @@ export const history: Workload = {
     const settings = [
       `history: per round ${ctx.sizes.historyJobs.toLocaleString('en')} no-op jobs enqueued in batches of 1,000 (not timed), then drained by a fresh worker process at concurrency 50 with default options (retention, pruner, table vacuum); per-round figures in the results file`,
     ];
+    settings.push(`history: each round and warm-up is paired with a control drain of as many jobs on a second database of the same server whose finished jobs are removed after each drain (before the round in odd rounds, after it in even ones); the target applies to a round's steady rate over its control's, against round 1's`);
     settings.push(`history: ${ctx.sizes.historyWarmUps} warm-up drains of as many jobs first, not counted, their finished jobs then removed: round 1 starts with no history on a table already through the drains' churn (a new table's first drains are faster than later ones, history or none)`);
     const servers = historyServers();
     if (ctx.driver.name !== 'postgres' || servers.asIs) {
       const url = await ctx.database('history');
       const label = ctx.driver.name === 'postgres' ? 'server as it is' : 'sqlite';
-      figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url)));
+      figures.push(...historyFigures(ctx, label, await runRounds(ctx, label, url, await ctx.database('history-control'))));
     }
     if (ctx.driver.name === 'postgres' && servers.stock) {
       const autovacuum = await withAdmin(async (c) => (await c.query<{ on: string }>(`SELECT current_setting('autovacuum') AS on`)).rows[0]!.on);
@@ -212,7 +268,7 @@ export const history: Workload = {
       const stock = await createStockCluster().catch((error: Error) => void settings.push(`history on a stock cluster: not run (${error.message.split('\n')[0]})`));
       if (stock) {
         ctx.onCleanup(stock.drop);
-        figures.push(...historyFigures(ctx, 'stock cluster', await runRounds(ctx, 'stock cluster', schemaUrl(stock.url, 'bench_history'))));
+        figures.push(...historyFigures(ctx, 'stock cluster', await runRounds(ctx, 'stock cluster', schemaUrl(stock.url, 'bench_history'), schemaUrl(stock.url, 'bench_history_control'))));
       }
     }
     return { figures, settings };
