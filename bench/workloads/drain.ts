@@ -12,6 +12,8 @@ type StoreOps = Record<string, { count: number; totalMs: number }>;
 
 export interface DrainRun {
   concurrency: number;
+  /** The worker's `prefetch` (jobs claimed ahead of a free slot); 0 = its default. */
+  prefetch: number;
   ms: number;
   ops: StoreOps;
   storeMs: number;
@@ -32,12 +34,12 @@ export interface DrainSeed {
 
 /**
  * Seeds a fresh database with 20,000 no-op jobs (or what `seed` says), starts one
- * worker child, and waits for its `drained` report (ms from just before
+ * worker child at `concurrency` (and `prefetch`, default 0), and waits for its `drained` report (ms from just before
  * `worker.start()` to the last `job:completed`); reads its peak RSS before letting it exit.
  */
-export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string, seed?: DrainSeed): Promise<DrainRun> {
+export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundle?: string, seed?: DrainSeed, prefetch = 0): Promise<DrainRun> {
   const JOBS = seed?.jobs ?? ctx.sizes.drain;
-  const label = `${seed?.label ?? 'drain'}-c${concurrency}${bundle ? '-bundled' : ''}`;
+  const label = `${seed?.label ?? 'drain'}-c${concurrency}${prefetch ? `-p${prefetch}` : ''}${bundle ? '-bundled' : ''}`;
   const url = await ctx.database(label);
   const client = await openClient(url);
   try {
@@ -46,7 +48,7 @@ export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundl
     await client.close();
   }
   const profile = ctx.profileDir && !bundle ? join(ctx.profileDir, `${label}.cpuprofile`) : undefined;
-  const config = { database: url, worker: { concurrency }, expect: JOBS, ...(profile ? { profile } : {}) };
+  const config = { database: url, worker: { concurrency, ...(prefetch ? { prefetch } : {}) }, expect: JOBS, ...(profile ? { profile } : {}) };
   const worker = bundle ? spawnScript(bundle, config, { name: `${label} worker` }) : spawnFixture('worker.ts', config, { name: `${label} worker` });
   const ready = await worker.waitForType('ready');
   const drained = await worker.waitForType('drained', undefined, 180_000);
@@ -56,6 +58,7 @@ export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundl
   const ops = drained.storeOps as StoreOps;
   const run: DrainRun = {
     concurrency,
+    prefetch,
     ms: drained.ms as number,
     ops,
     storeMs: Object.values(ops).reduce((sum, op) => sum + op.totalMs, 0),
@@ -71,15 +74,19 @@ export async function drainOnce(ctx: WorkloadContext, concurrency: number, bundl
 const storeDetail = (run: DrainRun) =>
   Object.fromEntries(Object.entries(run.ops).map(([op, v]) => [op, { count: v.count, totalMs: round(v.totalMs), meanMs: round(v.totalMs / v.count, 4) }]));
 
+/** `concurrency 10`, or `concurrency 10, prefetch 10`. */
+const workerLabel = (run: DrainRun) => `concurrency ${run.concurrency}${run.prefetch ? `, prefetch ${run.prefetch}` : ''}`;
+
 const storeLine = (run: DrainRun) =>
-  `drain c${run.concurrency}: store calls took ${round((100 * run.storeMs) / run.ms, 0)}% of the drain time (${Object.entries(run.ops)
+  `drain ${workerLabel(run)}: store calls took ${round((100 * run.storeMs) / run.ms, 0)}% of the drain time (${Object.entries(run.ops)
     .sort((a, b) => b[1].totalMs - a[1].totalMs)
     .map(([op, v]) => `${op} ×${v.count} ${round(v.totalMs, 0)} ms`)
     .join(', ')})`;
 
 /**
  * Workload 2 (and 6): one worker process drains 20,000 queued no-op jobs, at
- * concurrency 10 and 50, each on a fresh database, under tsx like every bench
+ * concurrency 10 and 50 with default options, then with `prefetch` = concurrency (the
+ * throughput option: as many jobs claimed ahead as run), each on a fresh database, under tsx like every bench
  * child. Throughput is measured in the worker from just before `worker.start()`
  * to the last `job:completed`. Workload 6 is the peak RSS (VmHWM from /proc) of
  * that process, and of the same drain at concurrency 10 with the worker bundled
@@ -94,10 +101,11 @@ export const drain: Workload = {
     const JOBS = ctx.sizes.drain;
     const figures: Figure[] = [];
     const settings: string[] = [
-      'drain / RSS: default worker options except concurrency; "under tsx" = `node --conditions=baton-source --import tsx` (its esbuild loader is in the RSS), "bundled" = the same fixture bundled by esbuild, run by plain `node`',
+      'drain / RSS: default worker options except concurrency (and prefetch where named); "under tsx" = `node --conditions=baton-source --import tsx` (its esbuild loader is in the RSS), "bundled" = the same fixture bundled by esbuild, run by plain `node`',
     ];
     const runs: DrainRun[] = [];
     for (const concurrency of [10, 50]) runs.push(await drainOnce(ctx, concurrency));
+    for (const concurrency of [10, 50]) runs.push(await drainOnce(ctx, concurrency, undefined, undefined, concurrency));
     let bundled: DrainRun | undefined;
     try {
       const bundle = await bundleFixture('worker.ts');
@@ -110,15 +118,15 @@ export const drain: Workload = {
     for (const run of runs) {
       figures.push({
         workload: '2. drain',
-        name: `drain ${JOBS.toLocaleString('en')} no-op jobs, concurrency ${run.concurrency}`,
+        name: `drain ${JOBS.toLocaleString('en')} no-op jobs, ${workerLabel(run)}`,
         value: perSecond(JOBS, run.ms),
         unit: 'jobs/s',
-        target: run.concurrency === 10 ? ctx.driver.targets.drainC10 : ctx.driver.targets.drainC50,
-        detail: { concurrency: run.concurrency, jobs: JOBS, ms: run.ms, storeMs: run.storeMs, storeShare: run.storeMs / run.ms, storeOps: storeDetail(run) },
+        target: run.prefetch ? undefined : run.concurrency === 10 ? ctx.driver.targets.drainC10 : ctx.driver.targets.drainC50,
+        detail: { concurrency: run.concurrency, prefetch: run.prefetch, jobs: JOBS, ms: run.ms, storeMs: run.storeMs, storeShare: run.storeMs / run.ms, storeOps: storeDetail(run) },
       });
       settings.push(storeLine(run));
     }
-    const rssRows: Array<[string, DrainRun]> = runs.map((run) => [`drain worker under tsx, concurrency ${run.concurrency}`, run]);
+    const rssRows: Array<[string, DrainRun]> = runs.map((run) => [`drain worker under tsx, ${workerLabel(run)}`, run]);
     if (bundled) rssRows.push(['drain worker bundled (plain node), concurrency 10', bundled]);
     for (const [name, run] of rssRows) {
       figures.push({

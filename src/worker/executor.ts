@@ -64,6 +64,12 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  *                         counted); still running after abortGrace: left for the
  *                         shutdown's final release
  * ```
+ * A run claimed ahead of a free slot (the worker's `prefetch`) is made **waiting**: it
+ * holds the lease (the heartbeat renews it) but its handler starts only at
+ * {@link JobRun.start}. Aborted while waiting, it ends without running the handler:
+ * cancelled (CancelledError), released with the attempt not counted (ShutdownError), or
+ * dropped (LeaseLostError).
+ *
  * `slotFreed` resolves when the run no longer needs its concurrency slot: once a
  * completion is queued for the batched write (so the next claim overlaps it), or
  * once any other outcome is written; `done` when everything, writes included, is
@@ -92,7 +98,11 @@ export class JobRun {
   readonly #deps: ExecutorDeps;
   readonly #controller = new AbortController();
   #jobLogger: Logger | undefined;
-  readonly #startedAt: number;
+  #startedAt: number;
+  /** False while the run waits for a slot (claimed ahead); see {@link start}. */
+  #started: boolean;
+  #begin!: () => void;
+  readonly #begun = new Promise<void>((resolve) => (this.#begin = resolve));
   /** True while this run holds the lease and has recorded no outcome. */
   #holding = true;
   /** The handler's promise settled (an abandoned handler never does). */
@@ -111,10 +121,12 @@ export class JobRun {
   /** When the lease runs out unless renewed (ms since the epoch); the heartbeat moves it. */
   leaseExpiresAt: number;
 
-  constructor(job: ClaimedJob, task: AnyTask, deps: ExecutorDeps) {
+  /** @param waiting - claimed ahead of a free slot: the handler starts at {@link start}, not now */
+  constructor(job: ClaimedJob, task: AnyTask, deps: ExecutorDeps, waiting = false) {
     this.job = job;
     this.task = task;
     this.#deps = deps;
+    this.#started = !waiting;
     this.#startedAt = deps.clock.now();
     this.#span = deps.tracing.run(job, deps.workerId);
     this.leaseExpiresAt = job.leaseExpiresAt?.getTime() ?? this.#startedAt;
@@ -133,6 +145,19 @@ export class JobRun {
   /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). */
   get #logger(): Logger {
     return (this.#jobLogger ??= this.#deps.logger.child({ component: 'job', jobId: this.job.id, attempt: this.job.attempt, task: this.job.task }));
+  }
+
+  /** False while the run waits for a slot (claimed ahead, handler not started). */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** Starts the handler of a waiting run (a slot is free for it); does nothing if it started or ended. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#startedAt = this.#deps.clock.now();
+    this.#begin();
   }
 
   /** True while the run holds the lease and its outcome is not yet recorded. */
@@ -215,6 +240,13 @@ export class JobRun {
     const { job } = this;
     const deps = this.#deps;
     const signal = this.#controller.signal;
+    const abortedWith = new Promise<Error>((resolve) => {
+      if (signal.aborted) resolve(signal.reason as Error);
+      signal.addEventListener('abort', () => resolve(signal.reason as Error), { once: true });
+    });
+    if (!this.#started && (await Promise.race([this.#begun.then(() => false), abortedWith.then(() => true)]))) {
+      return this.#endWaiting(signal.reason as Error);
+    }
     const { ctx, flush, dispose } = createContext({
       job,
       signal,
@@ -245,10 +277,6 @@ export class JobRun {
       this.#timeout.unref(); // the worker keeps the process alive while it runs; an abandoned run must not
     }
     const handler = this.#span.within(() => this.#invoke(ctx));
-    const abortedWith = new Promise<Error>((resolve) => {
-      if (signal.aborted) resolve(signal.reason as Error);
-      signal.addEventListener('abort', () => resolve(signal.reason as Error), { once: true });
-    });
 
     const first = await Promise.race([handler.then((s) => ({ kind: 'settled' as const, s })), abortedWith.then((r) => ({ kind: 'aborted' as const, r }))]);
     try {
@@ -281,14 +309,29 @@ export class JobRun {
         await this.#waitSettled(handler, deps.abortGrace);
       }
     } catch (error) {
-      // A store failure while recording the outcome: the lease will expire and the
-      // job will be rescued; nothing more to do here.
-      this.#stranded = true;
-      this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
+      this.#strand(error);
     } finally {
       clearTimeout(this.#timeout);
       dispose();
     }
+  }
+
+  /** A waiting run aborted before its start: no handler ran, so nothing is abandoned. */
+  async #endWaiting(reason: Error): Promise<void> {
+    this.#settled = true;
+    try {
+      if (reason instanceof CancelledError) await this.#cancelled(reason);
+      else if (reason instanceof ShutdownError) await this.#release();
+      // LeaseLostError: another worker holds the job; nothing to write.
+    } catch (error) {
+      this.#strand(error);
+    }
+  }
+
+  /** A store failure while recording the outcome: the lease will expire and the job will be rescued; nothing more to do here. */
+  #strand(error: unknown): void {
+    this.#stranded = true;
+    this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
   }
 
   /** Runs the handler; never rejects, whatever the handler throws or rejects with. */

@@ -26,6 +26,7 @@ const schema = z
     scheduler: z.boolean().optional(),
     queues: z.array(storableString().min(1)).min(1).optional(),
     concurrency: z.number().int().min(1).max(10_000).optional(),
+    prefetch: z.number().int().min(0).max(10_000).optional(),
     pollInterval: ms(10).optional(),
     watchInterval: ms(10).optional(),
     cancelPollInterval: ms(10).optional(),
@@ -63,6 +64,20 @@ export interface WorkerOptions {
   queues?: string[];
   /** Jobs run at once. 1..10000. @defaultValue 10 */
   concurrency?: number;
+  /**
+   * Jobs claimed ahead of a free slot, 0..10000: each claim takes up to this many more
+   * than the free slots, and they start the moment a slot frees, with no round trip to
+   * the database in between; the claim that refills them writes the completions of the
+   * jobs that ended (one statement per cycle carries more jobs). A job claimed ahead is
+   * `running` in the database under this worker's lease (renewed by the heartbeat) from
+   * its claim: its attempt is counted and its start time set then, it counts toward
+   * queue and key limits and rate limits, and no other worker can take it. A cancel
+   * ends it `cancelled` without running its handler; `stop()` releases it at once
+   * (attempt not counted). For short jobs where throughput matters, as
+   * graphile-worker's `localQueue`; leave it 0 for long jobs, limited queues, or a
+   * fleet that should share work evenly. @defaultValue 0
+   */
+  prefetch?: number;
   /** Safety-net poll for due jobs (delayed jobs, missed wake-ups). @defaultValue 1000 */
   pollInterval?: number;
   /** How often to look for changes committed by other processes (wake-ups, cancels); on SQLite one `PRAGMA data_version` read. @defaultValue 10 */
@@ -140,6 +155,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     scheduler: o.scheduler ?? schedules.length > 0,
     queues: o.queues ?? ['default'],
     concurrency: o.concurrency ?? 10,
+    prefetch: o.prefetch ?? 0,
     pollInterval: o.pollInterval ?? 1000,
     watchInterval: o.watchInterval ?? 10,
     cancelPollInterval: o.cancelPollInterval ?? 200,

@@ -16,7 +16,8 @@ export const RELEASE_BUDGET_MS = 2000;
 
 /**
  * Graceful shutdown, SPEC steps 1–4 (the worker does step 5):
- * 1. stop claiming; 2. let running jobs finish up to `drainTimeout`; 3. abort the
+ * 1. stop claiming, and release the jobs claimed ahead that have not started; 2. let
+ * running jobs finish up to `drainTimeout`; 3. abort the
  * rest with ShutdownError and give them `abortGrace`; 4. release every job still
  * held in one `jobRelease`: queued, runAt now, attempt not counted, checkpoint kept.
  * When `fast` resolves (a second signal) it skips to step 4 at once.
@@ -42,6 +43,8 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
   // Runs leave state.runs when their slot frees, including a shutdown-aborted handler
   // that outlived abortGrace and still holds its lease: keep them all for step 4.
   const all = [...state.runs];
+  // Jobs claimed ahead and not started are handed back now (attempt not counted), not held through the drain.
+  for (const run of all) if (!run.started) run.abort(new ShutdownError());
   let skipped = false;
   const skip = fast.then(() => {
     skipped = true;

@@ -13,7 +13,7 @@ import { Rescuer } from '../maintenance/rescuer.js';
 import { Pruner } from '../maintenance/pruner.js';
 import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
-import { fetchJobs } from './fetcher.js';
+import { fetchJobs, startWaiting } from './fetcher.js';
 import { RateWake } from './rate-wake.js';
 import { heartbeat } from './heartbeat.js';
 import { Loop } from './loop.js';
@@ -132,8 +132,13 @@ export class Worker {
       this.#events.emit('worker:error', { workerId: this.id, loop, error });
     };
     this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, wake: this.#wake });
+    // A freed slot goes to a job claimed ahead at once; the claim that refills follows.
+    const onSlotFree = () => {
+      startWaiting(this.#state);
+      this.#wake();
+    };
     this.#fetch = new Loop('fetch', o.pollInterval, async () => {
-      if (await fetchJobs(this.#state, this.#wake)) await this.#rateWake.afterShortClaim();
+      if (await fetchJobs(this.#state, onSlotFree)) await this.#rateWake.afterShortClaim();
     }, onError);
     // Each heartbeat tick renews the leases first, then refreshes the registry row.
     this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, async () => {
@@ -213,7 +218,7 @@ export class Worker {
     return this.#claiming ? 'running' : this.#started ? 'starting' : 'new';
   }
 
-  /** Jobs occupying a slot now. */
+  /** Jobs this worker holds now: running, finishing, or claimed ahead and waiting for a slot (`prefetch`). */
   get running(): number {
     return this.#state.runs.size;
   }

@@ -81,6 +81,9 @@ describe('baton CLI', () => {
     expect(oneLine(badId.stderr)).toMatch(/argument 'id'.*"abc" is not an integer/);
     expect(bothTimes.code).toBe(2);
     expect(oneLine(bothTimes.stderr)).toMatch(/--delay or --run-at, not both/);
+    const badPrefetch = await runCli(['worker', '--tasks', TASKS, '--prefetch', '-1', '--database', db.url]);
+    expect(badPrefetch.code).toBe(2);
+    expect(oneLine(badPrefetch.stderr)).toMatch(/--prefetch/);
 
     const baton = await openBaton({ database: db.url });
     expect(await baton.listJobs()).toEqual([]);
@@ -138,7 +141,7 @@ describe('baton CLI', () => {
 
   it('a worker started with --tasks FILE.ts runs jobs, and a running job cancelled from the CLI ends cancelled; a completed one cannot be', async () => {
     const db = tempDatabase();
-    const worker = spawnCli(['worker', '--tasks', TASKS, '--database', db.url, '--concurrency', '2', '--json']);
+    const worker = spawnCli(['worker', '--tasks', TASKS, '--database', db.url, '--concurrency', '2', '--prefetch', '2', '--json']);
     await worker.waitFor((m) => m.event === 'worker:started', 'worker:started');
 
     const baton = await openBaton({ database: db.url });

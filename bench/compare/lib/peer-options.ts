@@ -57,9 +57,14 @@ export function bullmqWorkerOptions(concurrency: number, variant: 'default' | 's
   };
 }
 
-/** Baton's worker options per workload kind (bench/fixtures/worker.ts takes them as `worker`). */
+/**
+ * Baton's worker options per workload kind (bench/fixtures/worker.ts takes them as `worker`):
+ * its throughput option, `prefetch` = concurrency (as many jobs claimed ahead as run at once:
+ * graphile-worker's localQueue holds twice its concurrency, or at least 20), except in the
+ * hand-off rows, which run one long job with its documented settings.
+ */
 export function batonWorkerOptions(concurrency: number, variant: 'default' | 'short-lease' | 'handoff' = 'default') {
   if (variant === 'short-lease') return { concurrency, leaseTtl: SHORT_LEASE_MS };
   if (variant === 'handoff') return { concurrency, drainTimeout: 0 };
-  return { concurrency };
+  return { concurrency, prefetch: concurrency };
 }

@@ -163,7 +163,7 @@ function batonSystem(driver: BenchDriver, version: string): System {
     check: () => driver.check(),
     options: () => [
       `${driver.description}; ${driver.wakeUps}`,
-      `worker: default options except concurrency (pollInterval 1000 ms, watchInterval 10 ms, cancelPollInterval 200 ms, leaseTtl 30 s, rescueInterval 1 s); W5: drainTimeout 0 (hand-off on SIGTERM, its documented setting); W6 short lease: leaseTtl ${SHORT_LEASE_MS} ms`,
+      `worker: default options except concurrency and prefetch = concurrency (its throughput option: jobs claimed ahead of a free slot; not in W5/W6) (pollInterval 1000 ms, watchInterval 10 ms, cancelPollInterval 200 ms, leaseTtl 30 s, rescueInterval 1 s); W5: drainTimeout 0 (hand-off on SIGTERM, its documented setting); W6 short lease: leaseTtl ${SHORT_LEASE_MS} ms`,
       `W7: each of the three workers declares defineSchedule('${BATON_SCHEDULE.name}', { every: ${BATON_SCHEDULE.every}, task: tick }) in its \`schedules\` (upserted at start, default catchUp 'latest'); a tick is keyed by the job's scheduledFor`,
     ],
     async namespace() {
