@@ -109,11 +109,4 @@ describe('finished jobs in jobs_finished (PostgreSQL)', () => {
     );
     expect(await baton.queueCounts()).toEqual(['cancelled', 'completed', 'failed', 'queued'].map((state) => ({ queue: 'q', state, count: 100 })));
   });
-
-  it('migration 20: jobs_finished is vacuumed for its inserts every 50,000 rows, whatever its size (no share of the history)', async () => {
-    const db = tempDatabase();
-    await openStore(db);
-    const [row] = await rawQuery<{ reloptions: string[] }>(db, "SELECT reloptions FROM pg_class WHERE oid = 'jobs_finished'::regclass");
-    expect(row!.reloptions).toEqual(expect.arrayContaining(['autovacuum_vacuum_insert_threshold=50000', 'autovacuum_vacuum_insert_scale_factor=0']));
-  });
 });

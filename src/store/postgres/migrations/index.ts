@@ -16,7 +16,6 @@ import { migration as m0016 } from './0016-key-running-counted.js';
 import { migration as m0017 } from './0017-trace-context.js';
 import { migration as m0018 } from './0018-job-timeline.js';
 import { migration as m0019 } from './0019-keyed-claim-without-join.js';
-import { migration as m0020 } from './0020-finished-autovacuum.js';
 
 /**
  * Every PostgreSQL migration, in version order: SQLite's versions, plus 7 (the jobs
@@ -24,6 +23,6 @@ import { migration as m0020 } from './0020-finished-autovacuum.js';
  * claim index made queue-first, as PostgreSQL's has been since 1), plus 10 (finished jobs in a
  * table of their own: SQLite has no dead rows for history to slow), plus 15 (concurrency-key
  * counts kept per statement, where SQLite's per-row triggers cost little), plus 16 (a key's running jobs counted where a limit is
- * checked, not kept in its row), plus 19 (the keyed claim without a join back to the keys), plus 20 (`jobs_finished`'s insert autovacuum at a fixed size). Version 5 was never shipped.
+ * checked, not kept in its row), plus 19 (the keyed claim without a join back to the keys). Version 5 was never shipped.
  */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018, m0019, m0020];
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018, m0019];
