@@ -152,12 +152,23 @@ export class JobRun {
     return this.#started;
   }
 
-  /** Starts the handler of a waiting run (a slot is free for it); does nothing if it started or ended. */
-  start(): void {
-    if (this.#started) return;
+  /**
+   * Starts the handler of a waiting run (a slot is free for it). A run whose lease has
+   * run out by the worker's clock (the process was frozen past it: another worker may
+   * already have taken the job) is not started: its lease counts as lost.
+   * @returns whether it started now (false: it had started, ended, or its lease ran out)
+   */
+  start(): boolean {
+    if (this.#started || !this.#holding) return false;
+    const now = this.#deps.clock.now();
+    if (this.leaseExpiresAt <= now) {
+      this.leaseLost();
+      return false;
+    }
     this.#started = true;
-    this.#startedAt = this.#deps.clock.now();
+    this.#startedAt = now;
     this.#begin();
+    return true;
   }
 
   /** True while the run holds the lease and its outcome is not yet recorded. */

@@ -14,7 +14,8 @@ function slotCounts(state: WorkerState): { busy: number; waiting: number } {
 }
 
 /**
- * Starts waiting runs (claimed ahead, `prefetch`) in claim order into the free slots.
+ * Starts waiting runs (claimed ahead, `prefetch`) in claim order into the free slots; one
+ * whose lease ran out while it waited is dropped as lost instead (JobRun.start).
  * Does nothing once the worker is stopping: the shutdown releases them.
  */
 export function startWaiting(state: WorkerState): void {
@@ -22,10 +23,7 @@ export function startWaiting(state: WorkerState): void {
   let free = state.options.concurrency - slotCounts(state).busy;
   for (const run of state.runs) {
     if (free <= 0) return;
-    if (!run.started) {
-      run.start();
-      free--;
-    }
+    if (!run.started && run.start()) free--;
   }
 }
 

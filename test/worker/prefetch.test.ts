@@ -118,6 +118,26 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     await worker.stop();
   });
 
+  it('a job claimed ahead whose lease ran out while it waited (the process was frozen past it) is not started: its lease counts as lost', async () => {
+    const baton = await openBaton();
+    const { task, started, finish } = gatedTask();
+    const [, b] = await baton.enqueueMany([{ task, payload: 0 }, { task, payload: 1 }]);
+    let now = Date.now();
+    const slow = 2_147_483_647; // no heartbeat or rescue tick during the test: the clock alone moves
+    const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 1, pollInterval: slow, leaseTtl: 600_000, heartbeatInterval: 599_999, rescueInterval: slow, clock: { now: () => now } });
+    const claimed = collectEvents(worker, 'job:claimed', 2);
+    await worker.start();
+    await claimed;
+    await until(() => started.length === 1, 'the first handler to start');
+    now += 700_000; // past the waiting job's lease
+    const lost = waitForEvent(worker, 'lease:lost');
+    await finish(0);
+    expect((await lost).job.id).toBe(b!.id);
+    expect(started).toEqual([0]);
+    await worker.stop();
+    expect(started).toEqual([0]);
+  });
+
   it('refuses a negative or fractional prefetch with an error naming the option', async () => {
     const baton = await openBaton();
     const { task } = gatedTask();
