@@ -254,7 +254,10 @@ const queuesView = {
     root.append(h('h1', {}, 'Queues'), this.body);
   },
   async refresh() {
-    const data = await api('api/queues');
+    // Both reads before the table is built: no await may come between building it (which
+    // takes the limit fields being typed in, limitDrafts) and swapping it in, or text typed
+    // meanwhile would go to a field the swap drops.
+    const [data, keysData] = await Promise.all([api('api/queues'), api('api/queues/keys?limit=10')]);
     const queues = listOf(data, 'queues');
     const totals = Object.fromEntries(STATES.map((st) => [st, 0]));
     for (const q of queues) for (const st of STATES) totals[st] += q.counts?.[st] ?? 0;
@@ -289,7 +292,7 @@ const queuesView = {
           ),
         )
       : h('div', { class: 'panel empty' }, 'No jobs yet.');
-    const keys = listOf(await api('api/queues/keys?limit=10'), 'keys');
+    const keys = listOf(keysData, 'keys');
     const busiest = keys.length
       ? h(
           'div',
