@@ -31,6 +31,27 @@ export function keyTests(h: Harness): void {
       expect((await claim(store, { queues: ['q'], limit: 10 })).map((j) => j.id)).toEqual([a[2]!.id]);
     });
 
+    it('takes a key\'s limit as its latest enqueue set it, with some of its jobs already running', async () => {
+      const { store } = await h.setup();
+      const a = await keyed(store, 'a', 2, { concurrencyLimit: 1 });
+      expect((await claim(store, { queues: ['q'], limit: 10 })).map((j) => j.id)).toEqual([a[0]!.id]);
+      const more = await keyed(store, 'a', 2, { concurrencyLimit: 3 }); // raises the key's limit to 3
+      const claimed = await claim(store, { queues: ['q'], limit: 10 });
+      expect(claimed.map((j) => j.id)).toEqual([a[1]!.id, more[0]!.id]); // 1 running + 2 = the new limit
+      expect(await claim(store, { queues: ['q'], limit: 10 })).toEqual([]);
+    });
+
+    it('claims of many keys, one after another, each take only what the keys have room for and leave the rest claimable', async () => {
+      const { store } = await h.setup();
+      for (const key of ['a', 'b', 'c']) await keyed(store, key, 5, { concurrencyLimit: 2 });
+      const first = await claim(store, { queues: ['q'], limit: 4 });
+      const second = await claim(store, { queues: ['q'], limit: 10 });
+      const all = [...first, ...second];
+      expect(all).toHaveLength(6);
+      for (const key of ['a', 'b', 'c']) expect(all.filter((j) => j.concurrencyKey === key)).toHaveLength(2);
+      expect(await claim(store, { queues: ['q'], limit: 10 })).toEqual([]);
+    });
+
     it('keeps per-key counts that follow every change of state, and drops a key with no live job', async () => {
       const { store } = await h.setup();
       await keyed(store, 'a', 3, { concurrencyLimit: 2 });
