@@ -13,6 +13,7 @@ export interface SqliteContext {
   /**
    * Runs `fn` in a `BEGIN IMMEDIATE` transaction (the write lock taken up front,
    * failing at once with SQLITE_BUSY while another process holds it: busy.ts retries): committed when it returns, rolled back when it throws.
+   * Called inside a transaction, `fn` joins it (no savepoint): a throw rolls back the whole outer transaction.
    */
   transaction<T>(fn: () => T): T;
 }

@@ -115,6 +115,10 @@ const UNKEYED = `prio(queue, priority) AS (
 const START = `state = 'running', attempt = attempt + 1, lease_owner = @workerId,
       lease_expires_at = @expires, lease_token = lease_token + 1, started_at = @now`;
 
+/** 1 when no queue of the JSON array @queues has a concurrency or rate limit and none holds a queued keyed job. */
+const PLAIN_CLAIM_APPLIES = `SELECT NOT EXISTS (SELECT 1 FROM queues WHERE name IN (SELECT value FROM json_each(@queues)) AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL))
+  AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_claim_keyed WHERE state = 'queued' AND concurrency_key IS NOT NULL AND queue IN (SELECT value FROM json_each(@queues)))`;
+
 /**
  * jobClaim in the caller's write transaction, or one of its own. When no served queue
  * has a concurrency or rate limit and none holds a queued keyed job (read in the same
@@ -126,9 +130,7 @@ const START = `state = 'running', attempt = attempt + 1, lease_owner = @workerId
 function claim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): ClaimedJob[] {
   const params = { workerId: p.workerId, expires: p.now + p.leaseMs, now: p.now, queues: JSON.stringify(p.queues), tasks: JSON.stringify(p.tasks), limit: p.limit };
   const rows = ctx.transaction(() => {
-    const plain = ctx.sql(`SELECT NOT EXISTS (SELECT 1 FROM queues WHERE name IN (SELECT value FROM json_each(@queues)) AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL))
-      AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_claim_keyed WHERE state = 'queued' AND concurrency_key IS NOT NULL AND queue IN (SELECT value FROM json_each(@queues)))`)
-      .pluck().get({ queues: params.queues }) === 1;
+    const plain = ctx.sql(PLAIN_CLAIM_APPLIES).pluck().get({ queues: params.queues }) === 1;
     return (plain ? claimPlain(ctx, params) : claimFlow(ctx, params));
   });
   return rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.id - b.id).map(rowToClaimedJob);
@@ -138,13 +140,20 @@ type ClaimParams = { workerId: string; expires: number; now: number; queues: str
 
 /** The claim without limits, keys or rates: the best @limit unkeyed jobs of the unpaused served queues. */
 function claimPlain(ctx: SqliteContext, params: ClaimParams): JobRow[] {
-  return ctx.sql(`WITH RECURSIVE avail(queue) AS (
+  return ctx.sql(CLAIM_PLAIN).all(params) as JobRow[];
+}
+
+/**
+ * {@link claimPlain}'s statement. The SQL texts of the hot path are built once, not per
+ * call: the statement cache is keyed by the text, and building and hashing a 1 KB text
+ * every cycle showed in the drain's CPU profile (issue 14).
+ */
+const CLAIM_PLAIN = `WITH RECURSIVE avail(queue) AS (
       SELECT DISTINCT value FROM json_each(@queues) WHERE value NOT IN (SELECT name FROM queues WHERE paused_at IS NOT NULL)
     ), ${UNKEYED}
     UPDATE jobs SET ${START}
     WHERE id IN (SELECT id FROM unkeyed ORDER BY priority, run_at, id LIMIT @limit)
-    RETURNING *`).all(params) as JobRow[];
-}
+    RETURNING *`;
 
 /** The claim with limits, keys and rates. */
 function claimFlow(ctx: SqliteContext, params: ClaimParams): JobRow[] {
@@ -159,7 +168,11 @@ function claimFlow(ctx: SqliteContext, params: ClaimParams): JobRow[] {
   // jobs_rate_start logs each start a rate counts in this same statement.
   // Every count is read in this same write transaction: SQLite runs one writer at a time,
   // so no other claim can start jobs between the count and the update.
-  return ctx.sql(`WITH RECURSIVE served(queue, room) AS (
+  return ctx.sql(CLAIM_FLOW).all(params) as JobRow[];
+}
+
+/** {@link claimFlow}'s statement (see {@link CLAIM_PLAIN} for why a constant). */
+const CLAIM_FLOW = `WITH RECURSIVE served(queue, room) AS (
       SELECT DISTINCT value, (SELECT min(
           coalesce(CASE WHEN l.concurrency IS NOT NULL THEN l.concurrency - (SELECT count(*) FROM jobs INDEXED BY jobs_running_queue WHERE state = 'running' AND jobs.queue = value) END, ${NO_LIMIT}),
           coalesce(CASE WHEN l.rate_limit IS NOT NULL THEN l.rate_limit - (SELECT count(*) FROM rate_limit_starts INDEXED BY rate_limit_starts_queue
@@ -194,8 +207,7 @@ function claimFlow(ctx: SqliteContext, params: ClaimParams): JobRow[] {
     )
     UPDATE jobs SET ${START}
     WHERE id IN (SELECT id FROM ranked WHERE room IS NULL OR n <= room ORDER BY turn, priority, run_at, id LIMIT @limit)
-    RETURNING *`).all(params) as JobRow[];
-}
+    RETURNING *`;
 
 export async function jobCompleteMany(ctx: SqliteContext, p: StoreParams<'jobCompleteMany'>): Promise<number[]> {
   return complete(ctx, p);
@@ -209,12 +221,14 @@ export async function jobCompleteAndClaim(ctx: SqliteContext, p: StoreParams<'jo
 /** jobCompleteMany's one statement. */
 function complete(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): number[] {
   if (items.length === 0) return [];
-  const rows = ctx.sql(`UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${END_ATTEMPT}
-    FROM json_each(@items)
-    WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
-    RETURNING id`).all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as Array<{ id: number }>;
-  return rows.map((r) => r.id);
+  return ctx.sql(COMPLETE).pluck().all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as number[];
 }
+
+/** {@link complete}'s statement: the jobs of @items, a JSON array of [id, token, result], completed at @now. */
+const COMPLETE = `UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${END_ATTEMPT}
+  FROM json_each(@items)
+  WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
+  RETURNING id`;
 
 export async function jobFail(ctx: SqliteContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
   const set =

@@ -12,6 +12,7 @@ import * as leases from './leases.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
 import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
+import { flatTransaction } from './transaction.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
 import * as tableHealth from './table-health.js';
@@ -88,16 +89,17 @@ export class SqliteStore extends DriverStore<SqliteContext> {
     }
     db.pragma(`busy_timeout = ${SYNC_BUSY_TIMEOUT_MS}`);
     const statements = new Map<string, Database.Statement>();
+    const sql = (text: string): Database.Statement => {
+      let statement = statements.get(text);
+      if (!statement) statements.set(text, (statement = db.prepare(text)));
+      return statement;
+    };
     super(
       {
         db,
         busyTimeoutMs,
-        sql(text) {
-          let statement = statements.get(text);
-          if (!statement) statements.set(text, (statement = db.prepare(text)));
-          return statement;
-        },
-        transaction: (fn) => db.transaction(fn).immediate(),
+        sql,
+        transaction: (fn) => flatTransaction(db, sql, fn),
       },
       operations,
     );
