@@ -26,7 +26,7 @@ describe('Completer', () => {
       expect(claimed).toHaveLength(3);
       let flushes = 0;
       const completer = new Completer(store, systemClock, testLogger(), () => (flushes++, true));
-      const complete = (i: number) => completer.complete({ id: claimed[i]!.id, token: claimed[i]!.leaseToken, result: i }, () => Infinity);
+      const complete = (i: number) => completer.complete({ id: claimed[i]!.id, token: claimed[i]!.leaseToken, result: JSON.stringify(i) }, () => Infinity);
 
       const pending = [complete(0), complete(1)];
       await nextTurn();
@@ -53,7 +53,7 @@ describe('Completer', () => {
     try {
       const claimed = await store.jobClaim({ workerId: 'w', tasks: ['noop'], queues: ['default'], limit: 2, leaseMs: 60_000, now: Date.now() });
       const completer = new Completer(store, systemClock, testLogger(), () => true);
-      const pending = claimed.map((j) => completer.complete({ id: j.id, token: j.leaseToken, result: null }, () => Infinity));
+      const pending = claimed.map((j) => completer.complete({ id: j.id, token: j.leaseToken, result: 'null' }, () => Infinity));
       const taken = completer.take();
       expect(taken.items.map((i) => i.id)).toEqual(claimed.map((j) => j.id));
       // The caller's write completed only the first (the second's lease was lost).

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../clock.js';
 import { DriverStore, type Operations } from '../driver-store.js';
@@ -66,6 +67,8 @@ export class SqliteStore extends DriverStore<SqliteContext> {
   readonly #busyTimeoutMs: number;
   /** Names the file in messages (a read-only snapshot's own name is ":memory:"). */
   readonly #where: string;
+  /** The opened file's identity (device and inode), for {@link schemaCheck}; undefined in memory. */
+  readonly #file: { path: string; dev: number; ino: number } | undefined;
 
   /**
    * @param filename - path of the database file (created when missing), or ":memory:"
@@ -105,6 +108,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
     );
     this.#db = db;
     this.#where = `file ${JSON.stringify(filename)}`;
+    this.#file = db.memory ? undefined : { path: resolve(db.name), ...identity(statSync(db.name)) };
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#migrations = options.migrations ?? sqliteMigrations;
   }
@@ -141,7 +145,20 @@ export class SqliteStore extends DriverStore<SqliteContext> {
     }), this.#busyTimeoutMs);
   }
 
+  /**
+   * As the Store's, and first: the file this connection opened is still the one at its
+   * path. A file deleted or replaced under a running process stays readable and
+   * writable through the open connection, so every write would go where no other
+   * process (and no restart of this one) sees it.
+   * @throws Error naming the file when it is gone from its path or another file took its place
+   */
   async schemaCheck(): Promise<void> {
+    if (this.#file) {
+      const now = statSync(this.#file.path, { throwIfNoEntry: false });
+      if (!now || now.dev !== this.#file.dev || now.ino !== this.#file.ino) {
+        throw new Error(`the database file ${JSON.stringify(this.#file.path)} was ${now ? 'replaced' : 'deleted'} after this process opened it: its writes go to a file no other process sees; restart it`);
+      }
+    }
     const db = this.#db;
     const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baton_migrations'").get();
     const rows = ledger ? (db.prepare('SELECT version, name, breaking FROM baton_migrations').all() as Array<{ version: number; name: string; breaking: number }>) : [];
@@ -156,6 +173,9 @@ export class SqliteStore extends DriverStore<SqliteContext> {
     if (this.#db.open) this.#db.close();
   }
 }
+
+/** A file's device and inode: what stays the same while the file at a path is the same file. */
+const identity = ({ dev, ino }: { dev: number; ino: number }) => ({ dev, ino });
 
 /**
  * Opens `filename` read-only (better-sqlite3 `readonly`, the file must exist). A
