@@ -8,6 +8,13 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Node arguments that run TypeScript from the repo with `baton` resolved to src/. */
 export const NODE_TS_ARGS = ['--conditions=baton-source', '--import', 'tsx'];
 
+/**
+ * Node arguments that run a TypeScript fixture with `baton-jobs` resolved to its build
+ * (dist/, what an installed package loads): tsx compiles the fixture's own files only.
+ * bench:compare runs Baton so, as each peer runs from its published JavaScript.
+ */
+export const NODE_TS_BUILT_ARGS = ['--import', 'tsx'];
+
 /** One JSON line a child wrote on stdout. */
 export type Report = { type: string; [key: string]: unknown };
 
@@ -138,11 +145,12 @@ const live = new Set<Child>();
 
 /**
  * Starts `node <NODE_TS_ARGS> [nodeArgs] bench/fixtures/<fixture> <JSON config>` from
- * the repo root. Every child is tracked so {@link killAllChildren} can end it.
+ * the repo root (with `built`, {@link NODE_TS_BUILT_ARGS}: Baton from dist/, which must
+ * be current). Every child is tracked so {@link killAllChildren} can end it.
  */
-export function spawnFixture(fixture: string, config: object, options: { name?: string; nodeArgs?: string[] } = {}): Child {
+export function spawnFixture(fixture: string, config: object, options: { name?: string; nodeArgs?: string[]; built?: boolean } = {}): Child {
   const file = fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url));
-  return spawnNode([...NODE_TS_ARGS, ...(options.nodeArgs ?? []), file, JSON.stringify(config)], options.name ?? fixture);
+  return spawnNode([...(options.built ? NODE_TS_BUILT_ARGS : NODE_TS_ARGS), ...(options.nodeArgs ?? []), file, JSON.stringify(config)], options.name ?? fixture);
 }
 
 /** Starts `node [nodeArgs] <file> <JSON config>` for a plain JavaScript file (a bundled fixture). */

@@ -6,6 +6,8 @@
  * workers and clients that speak the same JSON-lines protocol.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { makeWorkerUtils, Logger, type WorkerUtils } from 'graphile-worker';
@@ -155,12 +157,33 @@ export async function checkRedis(): Promise<string> {
   }
 }
 
+const REPO = fileURLToPath(new URL('../../..', import.meta.url));
+
+/**
+ * Baton's fixtures load `baton-jobs` from dist/ (`built`, as an installed package does):
+ * refuses a dist/ missing or older than a file of src/, which would measure other code
+ * than this tree's.
+ * @throws Error naming the remedy (`npm run build`; `npm run bench:compare` runs it)
+ */
+function checkBuilt(): void {
+  const built = statSync(join(REPO, 'dist/index.js'), { throwIfNoEntry: false })?.mtimeMs;
+  const newest = Math.max(...readdirSync(join(REPO, 'src'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs));
+  if (built === undefined || built < newest) {
+    throw new Error(`dist/ is ${built === undefined ? 'missing' : 'older than src/'}: Baton runs from its build here, as installed; run \`npm run build\` (\`npm run bench:compare\` does)`);
+  }
+}
+
 function batonSystem(driver: BenchDriver, version: string): System {
   return {
     name: `baton ${driver.name}`,
     baton: true,
     version,
-    check: () => driver.check(),
+    check: async () => {
+      checkBuilt();
+      await driver.check();
+    },
     options: () => [
       `${driver.description}; ${driver.wakeUps}`,
       `worker: default options except concurrency and prefetch = concurrency (its throughput option: jobs claimed ahead of a free slot; not in W5/W6) (pollInterval 1000 ms, watchInterval 10 ms, cancelPollInterval 200 ms, leaseTtl 30 s, rescueInterval 1 s); W5: drainTimeout 0 (hand-off on SIGTERM, its documented setting); W6 short lease: leaseTtl ${SHORT_LEASE_MS} ms`,
@@ -185,10 +208,10 @@ function batonSystem(driver: BenchDriver, version: string): System {
         ...(spec.expect !== undefined ? { expect: spec.expect } : {}),
         ...(spec.schedule ? { schedule: BATON_SCHEDULE } : {}),
       };
-      return spawnFixture('worker.ts', config, { name: `${this.name} ${spec.name}` });
+      return spawnFixture('worker.ts', config, { name: `${this.name} ${spec.name}`, built: true });
     },
     client(ns) {
-      return spawnFixture('client.ts', ns.config, { name: `${this.name} client` });
+      return spawnFixture('client.ts', ns.config, { name: `${this.name} client`, built: true });
     },
   };
 }
