@@ -25,7 +25,7 @@ export async function bundleFixture(fixture: string): Promise<{ file: string; re
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    alias: { baton: join(REPO_ROOT, 'src', 'index.ts') },
+    alias: { 'baton-jobs': join(REPO_ROOT, 'src', 'index.ts') },
     logLevel: 'silent',
   });
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
