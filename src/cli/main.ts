@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import { BatonError, ConfigError, ValidationError } from '../errors.js';
 import { createProgram } from './program.js';
 import { CliError, UsageError, firstLine } from './options.js';
-import { err, printable } from './output.js';
+import { endOutputOnClosedPipe, err, printable } from './output.js';
 
 /** Exit code of usage errors (bad flags, malformed JSON, invalid payload). */
 export const EXIT_USAGE = 2;
@@ -15,8 +15,12 @@ export const EXIT_FAILURE = 1;
  * while work is in flight. Errors print one line on stderr starting with "baton:",
  * no stack: exit code 2 for usage errors, 1 for the rest. With `--verbose` or
  * `BATON_LOG_LEVEL=debug|trace` the stack (and its causes') follows that line.
+ * A reader of stdout or stderr that goes away early only ends that output (see
+ * {@link endOutputOnClosedPipe}): no crash, the command's own exit code.
  */
 export async function main(argv: string[]): Promise<void> {
+  endOutputOnClosedPipe(process.stdout);
+  endOutputOnClosedPipe(process.stderr);
   const program = createProgram();
   try {
     await program.parseAsync(argv);

@@ -49,6 +49,27 @@ export function out(line = ''): void {
   process.stdout.write(`${line.replace(CONTROL_BUT_LF, hex)}\n`);
 }
 
+/**
+ * Lets the CLI outlive the reader of `stream`, its stdout or stderr. When that pipe
+ * closes early (`baton jobs | head -1`, `baton worker 2>&1 | head -1`, a consumer
+ * that exits), a write fails with EPIPE, which Node reports as an 'error' event of
+ * the stream: unhandled, it crashed the process with a stack trace (a worker then
+ * left its running jobs to lease expiry). Here EPIPE only ends that output: it and
+ * the EPIPE of every later write are ignored (what is written is lost), while the
+ * command finishes its work and exits with its own status, 0 on success. Not 141
+ * (128 + SIGPIPE, what a shell reports for a process the signal killed): the command
+ * was not cut short, and a `set -o pipefail` script piping it into `head` does not
+ * fail. A long-running command (worker, serve) keeps running until its signal and
+ * then stops as usual: its work is the jobs, not the lines. Any other error of the
+ * stream is thrown, as before. main() calls it for stdout and stderr before any
+ * command writes.
+ */
+export function endOutputOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 /** Writes one line to stderr; control characters other than line breaks are shown escaped (see {@link printable}). */
 export function err(line: string): void {
   process.stderr.write(`${line.replace(CONTROL_BUT_LF, hex)}\n`);

@@ -59,7 +59,8 @@ const EVENTS: Array<keyof WorkerEvents> = [
  * (A repeat within 200 ms is taken for npm's copy of the same Ctrl-C: see signals.ts.)
  * Logs go to stderr (pretty in a terminal, JSON otherwise: observe/logger.ts), with
  * one line per job outcome at info unless --quiet (observe/log-job-outcomes.ts). With
- * --http, `GET /readyz` answers 503 from the first signal on, while the worker drains.
+ * --http, `GET /readyz` answers 503 from the first signal on, while the worker drains,
+ * and `/metrics` counts every job the worker ran, those finished before it listened too.
  */
 export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
@@ -83,8 +84,11 @@ export function workerCommand(): Command {
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       if (flags.prune === false && flags.retention) throw new UsageError('--no-prune and --retention contradict each other: a worker that never prunes applies no retention');
       const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
+      const tokens = tokensFromEnv({});
       // Before the database is created or migrated (and the worker started).
-      if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokensFromEnv({}));
+      if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokens);
+      // Loaded only with --http: a worker that serves nothing starts without hono and prom-client.
+      const createHttpApp = flags.http === undefined ? undefined : (await import('../../http/app.js')).createHttpApp;
       const baton = await openBaton({ database: flags.database, tasks }, 'info');
       const options: WorkerOptions = { tasks, schedules, services, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
@@ -98,8 +102,12 @@ export function workerCommand(): Command {
       if (flags.prune === false) options.retention = false;
       else if (flags.retention) options.retention = flags.retention;
       let worker;
+      let app;
       try {
         worker = baton.worker(options);
+        // Before start(): the app's metrics listen to the worker from here on, so
+        // /metrics counts every job it runs, those of its first claims included.
+        app = createHttpApp?.(baton, { ...tokens, tasks });
       } catch (error) {
         await baton.close();
         throw error;
@@ -123,6 +131,7 @@ export function workerCommand(): Command {
         baton.logger.error({ err: reason }, 'unhandled promise rejection (left by a job handler?); the worker keeps going');
       });
       let releasedAbandoned = 0;
+      let http: { url: string; close(): Promise<void> } | undefined;
       worker.on('job:released', (e) => void (e.abandoned && releasedAbandoned++));
       const stopped = new Promise<void>((resolve) => {
         onShutdownSignals({
@@ -146,12 +155,7 @@ export function workerCommand(): Command {
         });
       });
       await worker.start();
-      let http: { url: string; close(): Promise<void> } | undefined;
-      if (flags.http !== undefined) {
-        const tokens = tokensFromEnv({});
-        // Loaded only with --http: a worker that serves nothing starts without hono and prom-client.
-        const { createHttpApp } = await import('../../http/app.js');
-        const app = createHttpApp(baton, { ...tokens, tasks });
+      if (app && flags.http !== undefined) {
         try {
           http = await listen(app.fetch, { host: flags.httpHost ?? '127.0.0.1', port: flags.http, tokens });
         } catch (error) {
