@@ -26,10 +26,17 @@ export interface StopSummary {
  * Payload `job` is the job as claimed by this worker.
  */
 export interface JobEvents {
+  /** Claimed by this worker: `running` in the database, `job.startedAt` the claim's time. */
   'job:claimed': { job: ClaimedJob };
+  /**
+   * The handler began: right after `job:claimed`, or for a job claimed ahead of a free
+   * slot (`prefetch`) when a slot frees. A job claimed ahead that ends while it waits
+   * (cancelled, released at stop, lease lost) never has it.
+   */
+  'job:started': { job: ClaimedJob };
   'job:progress': { job: ClaimedJob; progress: Progress };
   'job:checkpoint': { job: ClaimedJob; checkpoint: unknown };
-  /** `durationMs`: claim to completion. */
+  /** `durationMs`: the handler's start (`job:started`) to completion, by the worker's clock. */
   'job:completed': { job: ClaimedJob; result: unknown; durationMs: number };
   /** `retryAt` is null when the job is now `failed` for good. */
   'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };

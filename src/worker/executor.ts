@@ -66,7 +66,8 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * ```
  * A run claimed ahead of a free slot (the worker's `prefetch`) is made **waiting**: it
  * holds the lease (the heartbeat renews it) but its handler starts only at
- * {@link JobRun.start}. Aborted while waiting, it ends without running the handler:
+ * {@link JobRun.start} (`job:started` is emitted as a handler begins, and `job:completed`'s
+ * `durationMs` runs from then). Aborted while waiting, it ends without running the handler:
  * cancelled (CancelledError), released with the attempt not counted (ShutdownError), or
  * dropped (LeaseLostError).
  *
@@ -258,6 +259,7 @@ export class JobRun {
     if (!this.#started && (await Promise.race([this.#begun.then(() => false), abortedWith.then(() => true)]))) {
       return this.#endWaiting(signal.reason as Error);
     }
+    deps.events.emit('job:started', { job });
     const { ctx, flush, dispose } = createContext({
       job,
       signal,
