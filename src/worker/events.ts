@@ -53,7 +53,11 @@ export interface JobEvents {
    * `rateLimited` when it was a RateLimitedError.
    */
   'job:snoozed': { job: ClaimedJob; delayMs: number; runAt: Date; rateLimited: boolean };
-  /** The handler's signal fired; `reason` is one of the four abort errors. */
+  /**
+   * A running handler's signal fired; `reason` is one of the four abort errors. Not
+   * emitted for a job claimed ahead (`prefetch`) that ends while it waits: no handler
+   * was aborted, and its `job:cancelled`, `job:released` or `lease:lost` reports it.
+   */
   'job:aborted': { job: ClaimedJob; reason: Error };
   /** The worker's lease on the job was taken over; its later writes are dropped. */
   'lease:lost': { job: ClaimedJob };
