@@ -3,9 +3,11 @@ import { z } from 'zod';
 /**
  * What happens when a job is enqueued with a concurrency key (issue 12):
  * - `queue`: it waits for its key's turn and room (the default);
- * - `cancelInProgress`: the newest `limit` jobs of the key win — older ones end: queued
- *   ones `cancelled` at once, running ones through the cooperative cancel (their
- *   handler's signal aborts with a CancelledError naming the job that superseded them);
+ * - `cancelInProgress`: the new job and the newest `limit` − 1 (by enqueue order, none at
+ *   limit 1) of the key's older queued and running jobs not already being cancelled
+ *   win; every other older one ends: queued ones `cancelled` at once, running ones
+ *   through the cooperative cancel (their handler's signal aborts with a CancelledError
+ *   naming the job that superseded them);
  * - `keepLatest`: debounce — the key's older queued jobs end `cancelled`; running ones go on;
  * - `dropNewest`: the new job ends `cancelled` at once when its key already has `limit`
  *   jobs queued or running (Hatchet's CANCEL_NEWEST).

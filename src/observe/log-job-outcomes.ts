@@ -13,8 +13,11 @@ export type JobOutcome = 'completed' | 'failed' | 'retry scheduled' | 'cancelled
  * Logs one line at info for each job outcome of `worker`, fed from its events
  * (`job:completed`, `job:failed`, `job:cancelled`, `job:released`, `job:snoozed`):
  * message `greet job 12 attempt 1: completed (34 ms)`, fields `outcome` (a
- * {@link JobOutcome}), `task`, `jobId`, `attempt`, `durationMs` (claim to outcome in
- * ms, rounded; null for a job claimed before this was called), and per outcome
+ * {@link JobOutcome}), `task`, `jobId`, `attempt`, `durationMs` (the handler's start,
+ * `job:started`, to the outcome in ms, rounded: a job claimed ahead of a free slot
+ * does not count its wait; null, and no "(… ms)", when the handler had not started:
+ * a job claimed ahead that ended while it waited, or one started before this was
+ * called), and per outcome
  * `retryAt` (retry scheduled), `reason` (cancelled, when one was given), `delayMs` and
  * `runAt` (snoozed), `abandoned` (released while its handler had not returned).
  * A lease lost to another worker is no outcome of this worker's: no line.
@@ -22,10 +25,10 @@ export type JobOutcome = 'completed' | 'failed' | 'retry scheduled' | 'cancelled
  * @returns a function that stops logging
  */
 export function logJobOutcomes(worker: Pick<Worker, 'on'>, logger: Logger, now: () => number = () => performance.now()): () => void {
-  const claimedAt = new WeakMap<ClaimedJob, number>();
+  const startedAt = new WeakMap<ClaimedJob, number>();
   const line = (job: ClaimedJob, outcome: JobOutcome, extra: Record<string, unknown> = {}) => {
-    const started = claimedAt.get(job);
-    claimedAt.delete(job);
+    const started = startedAt.get(job);
+    startedAt.delete(job);
     const durationMs = started === undefined ? null : Math.round(now() - started);
     logger.info(
       { outcome, task: job.task, jobId: job.id, attempt: job.attempt, durationMs, ...extra },
@@ -33,7 +36,7 @@ export function logJobOutcomes(worker: Pick<Worker, 'on'>, logger: Logger, now: 
     );
   };
   const offs = [
-    worker.on('job:claimed', ({ job }) => void claimedAt.set(job, now())),
+    worker.on('job:started', ({ job }) => void startedAt.set(job, now())),
     worker.on('job:completed', ({ job }) => line(job, 'completed')),
     worker.on('job:failed', ({ job, retryAt }) => (retryAt === null ? line(job, 'failed') : line(job, 'retry scheduled', { retryAt }))),
     worker.on('job:cancelled', ({ job, reason }) => line(job, 'cancelled', reason === null ? {} : { reason })),

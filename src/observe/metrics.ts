@@ -21,7 +21,7 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_lease_losses_total` | counter | queue, task | leases this process's workers lost to another worker |
  * | `baton_jobs_pruned_total` | counter | queue, state | finished jobs deleted by the pruner when it ran in this process; `"*"` when a batch spans queues (a default rule) or states (keep-N) |
  * | `baton_jobs_table_vacuums_total` | counter | — | vacuums of the jobs table this process's workers ran (maintenance/vacuum.ts; PostgreSQL past 100k dead rows) |
- * | `baton_job_duration_seconds` | histogram | queue, task | claim to completion of completed jobs |
+ * | `baton_job_duration_seconds` | histogram | queue, task | handler start to completion of completed jobs (a job claimed ahead, `prefetch`, does not count its wait) |
  * | `baton_job_queue_wait_seconds` | histogram | queue, task | due time (runAt) to claim, per claim |
  * | `baton_cancel_latency_seconds` | histogram | queue, task | cancel request stored to `job:cancelled` (running jobs) |
  * | `baton_jobs_running` | gauge | queue | running jobs in the database (every worker), at scrape |
@@ -63,7 +63,7 @@ export function createMetrics(baton: Baton): Metrics {
   const leaseLosses = counter('baton_lease_losses_total', 'Job leases lost by workers of this process');
   const pruned = counter('baton_jobs_pruned_total', 'Finished jobs deleted by the pruner in this process; "*" when a batch spans queues or states', ['queue', 'state']);
   const vacuums = counter('baton_jobs_table_vacuums_total', 'Vacuums of the jobs table run by workers of this process', []);
-  const duration = histogram('baton_job_duration_seconds', 'Claim to completion of completed jobs');
+  const duration = histogram('baton_job_duration_seconds', 'Handler start to completion of completed jobs');
   const queueWait = histogram('baton_job_queue_wait_seconds', 'Due time (runAt) to claim');
   const cancelLatency = histogram('baton_cancel_latency_seconds', 'Cancel request stored to job cancelled');
 

@@ -26,10 +26,17 @@ export interface StopSummary {
  * Payload `job` is the job as claimed by this worker.
  */
 export interface JobEvents {
+  /** Claimed by this worker: `running` in the database, `job.startedAt` the claim's time. */
   'job:claimed': { job: ClaimedJob };
+  /**
+   * The handler began: right after `job:claimed`, or for a job claimed ahead of a free
+   * slot (`prefetch`) when a slot frees. A job claimed ahead that ends while it waits
+   * (cancelled, released at stop, lease lost) never has it.
+   */
+  'job:started': { job: ClaimedJob };
   'job:progress': { job: ClaimedJob; progress: Progress };
   'job:checkpoint': { job: ClaimedJob; checkpoint: unknown };
-  /** `durationMs`: claim to completion. */
+  /** `durationMs`: the handler's start (`job:started`) to completion, by the worker's clock. */
   'job:completed': { job: ClaimedJob; result: unknown; durationMs: number };
   /** `retryAt` is null when the job is now `failed` for good. */
   'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };
@@ -46,7 +53,11 @@ export interface JobEvents {
    * `rateLimited` when it was a RateLimitedError.
    */
   'job:snoozed': { job: ClaimedJob; delayMs: number; runAt: Date; rateLimited: boolean };
-  /** The handler's signal fired; `reason` is one of the four abort errors. */
+  /**
+   * A running handler's signal fired; `reason` is one of the four abort errors. Not
+   * emitted for a job claimed ahead (`prefetch`) that ends while it waits: no handler
+   * was aborted, and its `job:cancelled`, `job:released` or `lease:lost` reports it.
+   */
   'job:aborted': { job: ClaimedJob; reason: Error };
   /** The worker's lease on the job was taken over; its later writes are dropped. */
   'lease:lost': { job: ClaimedJob };

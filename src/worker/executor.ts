@@ -66,9 +66,10 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * ```
  * A run claimed ahead of a free slot (the worker's `prefetch`) is made **waiting**: it
  * holds the lease (the heartbeat renews it) but its handler starts only at
- * {@link JobRun.start}. Aborted while waiting, it ends without running the handler:
- * cancelled (CancelledError), released with the attempt not counted (ShutdownError), or
- * dropped (LeaseLostError).
+ * {@link JobRun.start} (`job:started` is emitted as a handler begins, and `job:completed`'s
+ * `durationMs` runs from then). Aborted while waiting, it ends without running the
+ * handler, and without `job:aborted`: cancelled (CancelledError), released with the
+ * attempt not counted (ShutdownError), or dropped (LeaseLostError).
  *
  * `slotFreed` resolves when the run no longer needs its concurrency slot: once a
  * completion is queued for the batched write (so the next claim overlaps it), or
@@ -200,14 +201,19 @@ export class JobRun {
     return this.#controller.signal.aborted;
   }
 
-  /** Aborts the handler's signal with `reason` (first reason wins). */
+  /**
+   * Aborts the handler's signal with `reason` (first reason wins), logged and emitted
+   * as `job:aborted`. A waiting run (not started) is ended instead, with neither: no
+   * handler ran, and its outcome (`job:cancelled`, `job:released`, `lease:lost`) is
+   * the one report of its end.
+   */
   abort(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): void {
     if (this.#controller.signal.aborted || this.#settled) return;
-    this.#logger.info({ reason: reason.code }, 'aborting job');
     const event = abortEvent(reason);
     if (event) this.#span.event(...event);
+    if (this.#started) this.#logger.info({ reason: reason.code }, 'aborting job');
     this.#controller.abort(reason);
-    this.#deps.events.emit('job:aborted', { job: this.job, reason });
+    if (this.#started) this.#deps.events.emit('job:aborted', { job: this.job, reason });
   }
 
   /** The lease was found lost (heartbeat or a refused write): stop holding, abort the handler. */
@@ -258,6 +264,7 @@ export class JobRun {
     if (!this.#started && (await Promise.race([this.#begun.then(() => false), abortedWith.then(() => true)]))) {
       return this.#endWaiting(signal.reason as Error);
     }
+    deps.events.emit('job:started', { job });
     const { ctx, flush, dispose } = createContext({
       job,
       signal,

@@ -78,9 +78,10 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
   const after = slotCounts(state);
   let free = state.options.concurrency - after.busy - after.waiting;
   for (const job of claimed) {
+    // Before the run: a run that does not wait starts its handler (and emits job:started) as it is made.
+    state.events.emit('job:claimed', { job });
     const run = new JobRun(job, state.tasks.get(job.task)!, state.executor, free-- <= 0);
     state.runs.add(run);
-    state.events.emit('job:claimed', { job });
     void run.slotFreed.then(onSlotFree);
     void run.done.then(() => state.runs.delete(run));
   }

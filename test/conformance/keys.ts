@@ -218,6 +218,27 @@ export function keyTests(h: Harness): void {
       expect(states).toEqual(['cancelled', 'cancelled', 'queued', 'queued']);
     });
 
+    it('cancelInProgress with limit 3: a new job keeps the two newest older jobs not being cancelled, running or queued, and cancels the rest; one already being cancelled takes no place', async () => {
+      const { store } = await h.setup();
+      const stateAndReason = async (id: number) => {
+        const job = (await store.jobGet({ id }))!;
+        return [job.state, job.cancelReason];
+      };
+      const [a, b] = await keyed(store, 'k', 2, limited('cancelInProgress', 3));
+      expect((await claim(store, { queues: ['q'], limit: 2 })).map((j) => j.id)).toEqual([a!.id, b!.id]);
+      await store.jobCancelMany({ ids: [b!.id], reason: 'by hand', now: T0 });
+      const [c] = await keyed(store, 'k', 1, limited('cancelInProgress', 3));
+      const [d] = await keyed(store, 'k', 1, limited('cancelInProgress', 3));
+      // Kept for d: c and a (b, being cancelled, does not count).
+      expect(await stateAndReason(a!.id)).toEqual(['running', null]);
+      expect(await stateAndReason(b!.id)).toEqual(['running', 'by hand']);
+      const [e] = await keyed(store, 'k', 1, limited('cancelInProgress', 3));
+      // Kept for e: d and c; a, running, is asked to cancel; b keeps its own reason.
+      expect(await stateAndReason(a!.id)).toEqual(['running', `superseded by job ${e!.id} (concurrency key "k", strategy cancelInProgress)`]);
+      expect(await stateAndReason(b!.id)).toEqual(['running', 'by hand']);
+      for (const job of [c!, d!, e!]) expect(await stateAndReason(job.id)).toEqual(['queued', null]);
+    });
+
     it('keepLatest: a new job cancels the key\'s older queued jobs, in a batch too; running ones go on', async () => {
       const { store } = await h.setup();
       await keyed(store, 'k', 1, limited('keepLatest'));

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stopSummaryText } from '../../src/cli/commands/worker.js';
 import { onShutdownSignals } from '../../src/cli/signals.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
+import type { ChildHandle } from '../helpers/child.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
 const TASKS = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
@@ -168,6 +169,21 @@ describe('baton CLI', () => {
 
     worker.kill('SIGTERM');
     expect((await worker.exited).code).toBe(0);
+  });
+
+  it('the worker\'s start-up line and worker:started event show --prefetch when it is above 0, and leave it out at 0', async () => {
+    const start = (flags: string[]) => spawnCli(['worker', '--tasks', TASKS, '--database', tempDatabase().url, '--concurrency', '2', ...flags]);
+    const workers = { text: start(['--prefetch', '3']), json: start(['--prefetch', '3', '--json']), textNone: start([]), jsonNone: start(['--prefetch', '0', '--json']) };
+    const banner = (worker: ChildHandle) => worker.waitFor((m) => m.type === 'text' && / running /.test(String(m.text)), 'the start-up line');
+    const started = (worker: ChildHandle) => worker.waitFor((m) => m.event === 'worker:started', 'worker:started');
+    const [text, json, textNone, jsonNone] = await Promise.all([banner(workers.text), started(workers.json), banner(workers.textNone), started(workers.jsonNone)]);
+    expect(String(text.text)).toMatch(/^worker \S+ running greet, steps from default \(concurrency 2, prefetch 3\); Ctrl-C to stop$/);
+    expect(json).toMatchObject({ concurrency: 2, prefetch: 3 });
+    expect(String(textNone.text)).toMatch(/^worker \S+ running greet, steps from default \(concurrency 2\); Ctrl-C to stop$/);
+    expect(jsonNone).toMatchObject({ concurrency: 2 });
+    expect(jsonNone).not.toHaveProperty('prefetch');
+    for (const worker of Object.values(workers)) worker.kill('SIGTERM');
+    for (const worker of Object.values(workers)) expect((await worker.exited).code).toBe(0);
   });
 
   it('a worker exits 0 on SIGTERM after releasing a checkpointing job: queued again, attempt not counted, checkpoint kept', async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { defineTask, NonRetryableError } from 'baton-jobs';
 import { logJobOutcomes } from '../../src/observe/log-job-outcomes.js';
 import { openBaton } from '../helpers/db.js';
-import { collectEvents, waitForEvent } from '../helpers/events.js';
+import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 
 interface Line {
   level: number;
@@ -85,6 +85,42 @@ describe('logJobOutcomes', () => {
       expect(line.durationMs).toBeGreaterThanOrEqual(0);
     }
     expect(lines).toHaveLength(6);
+  });
+
+  it('times a job claimed ahead (prefetch) from its handler\'s start, not its claim; one cancelled while it waited has no duration', async () => {
+    const baton = await openBaton();
+    const gates = new Map<number, () => void>();
+    const task = defineTask('held', { handler: (n: number) => new Promise<number>((resolve) => gates.set(n, () => resolve(n))) });
+    const [a, b, c] = await baton.enqueueMany([0, 1, 2].map((n) => ({ task, payload: n })));
+    // One clock for the worker and the log, moved by hand: durations are exact.
+    let now = Date.now();
+    const clock = { now: () => now };
+    const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 2, pollInterval: 60_000, clock });
+    const { logger, lines } = capture();
+    logJobOutcomes(worker, logger, clock.now);
+    const claimed = collectEvents(worker, 'job:claimed', 3);
+    await worker.start();
+    await claimed;
+    await until(() => gates.has(0), 'the first handler to start');
+    const cancelled = waitForEvent(worker, 'job:cancelled');
+    await baton.cancel(c!.id);
+    await cancelled;
+
+    now += 1000; // b waits this long for the slot
+    const aCompleted = waitForEvent(worker, 'job:completed', (e) => e.job.id === a!.id);
+    gates.get(0)!();
+    await aCompleted;
+    await until(() => gates.has(1), 'the job claimed ahead to start');
+    now += 250;
+    const bCompleted = waitForEvent(worker, 'job:completed', (e) => e.job.id === b!.id);
+    gates.get(1)!();
+    expect((await bCompleted).durationMs).toBe(250);
+    await worker.stop();
+
+    const durationOf = (id: number) => lines.filter((l) => l.jobId === id).map((l) => [l.outcome, l.durationMs, l.msg]);
+    expect(durationOf(a!.id)).toEqual([['completed', 1000, `held job ${a!.id} attempt 1: completed (1000 ms)`]]);
+    expect(durationOf(b!.id)).toEqual([['completed', 250, `held job ${b!.id} attempt 1: completed (250 ms)`]]);
+    expect(durationOf(c!.id)).toEqual([['cancelled', null, `held job ${c!.id} attempt 1: cancelled`]]);
   });
 
   it('stops logging when its returned function is called', async () => {

@@ -2,9 +2,11 @@
  * `prefetch`: a worker claims up to that many jobs beyond its free slots. They hold
  * their leases while they wait, start the moment a slot frees (claim order), end
  * cancelled without running when cancelled, and are handed back at once by stop().
+ * No handler of theirs runs, so none is aborted: no `job:aborted` (their outcome event
+ * says how they ended).
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defineTask, type Baton } from 'baton-jobs';
+import { ConfigError, defineTask, type Baton, type Worker } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 
@@ -31,6 +33,13 @@ function gatedTask() {
 }
 
 const states = async (baton: Baton, ids: number[]) => Promise.all(ids.map(async (id) => (await baton.getJob(id)).state));
+
+/** Ids of the jobs `worker` emits `job:aborted` for, as they come. */
+function abortedIds(worker: Worker): number[] {
+  const ids: number[] = [];
+  worker.on('job:aborted', ({ job }) => ids.push(job.id));
+  return ids;
+}
 
 describe('prefetch: jobs claimed ahead of a free slot', () => {
   it('holds concurrency + prefetch jobs, runs concurrency of them at once, and starts a held job when a slot frees, in claim order', async () => {
@@ -59,11 +68,12 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     await worker.stop();
   });
 
-  it('a job claimed ahead and cancelled ends cancelled without running its handler', async () => {
+  it('a job claimed ahead and cancelled ends cancelled without running its handler, and without job:aborted', async () => {
     const baton = await openBaton();
     const { task, started, finish } = gatedTask();
     const [a, b] = await baton.enqueueMany([{ task, payload: 0 }, { task, payload: 1 }]);
     const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 1, pollInterval: 60_000 });
+    const aborted = abortedIds(worker);
     const claimed = collectEvents(worker, 'job:claimed', 2);
     await worker.start();
     await claimed;
@@ -76,13 +86,15 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     expect((await completed).job.id).toBe(a!.id);
     expect(started).toEqual([0]);
     await worker.stop();
+    expect(aborted).toEqual([]);
   });
 
-  it('stop() hands back the jobs claimed ahead at once (queued, attempt not counted) while the running one drains', async () => {
+  it('stop() hands back the jobs claimed ahead at once (queued, attempt not counted, no job:aborted) while the running one drains', async () => {
     const baton = await openBaton();
     const { task, started, finish } = gatedTask();
     const [a, b, c] = await baton.enqueueMany([0, 1, 2].map((n) => ({ task, payload: n })));
     const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 2, pollInterval: 60_000, drainTimeout: 600_000 });
+    const aborted = abortedIds(worker);
     const claimed = collectEvents(worker, 'job:claimed', 3);
     await worker.start();
     await claimed;
@@ -96,6 +108,7 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     expect(await stopping).toEqual({ finished: 1, released: 2, abandoned: 0, unreleased: [] });
     expect(await baton.getJob(a!.id)).toMatchObject({ state: 'completed', attempt: 1 });
     expect(started).toEqual([0]);
+    expect(aborted).toEqual([]);
   });
 
   it('the heartbeat renews the lease of a job claimed ahead', async () => {
@@ -118,13 +131,14 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     await worker.stop();
   });
 
-  it('a job claimed ahead whose lease ran out while it waited (the process was frozen past it) is not started: its lease counts as lost', async () => {
+  it('a job claimed ahead whose lease ran out while it waited (the process was frozen past it) is not started: its lease counts as lost (lease:lost, no job:aborted)', async () => {
     const baton = await openBaton();
     const { task, started, finish } = gatedTask();
     const [, b] = await baton.enqueueMany([{ task, payload: 0 }, { task, payload: 1 }]);
     let now = Date.now();
     const slow = 2_147_483_647; // no heartbeat or rescue tick during the test: the clock alone moves
     const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 1, pollInterval: slow, leaseTtl: 600_000, heartbeatInterval: 599_999, rescueInterval: slow, clock: { now: () => now } });
+    const aborted = abortedIds(worker);
     const claimed = collectEvents(worker, 'job:claimed', 2);
     await worker.start();
     await claimed;
@@ -136,6 +150,7 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     expect(started).toEqual([0]);
     await worker.stop();
     expect(started).toEqual([0]);
+    expect(aborted).toEqual([]);
   });
 
   it('refuses a negative or fractional prefetch with an error naming the option', async () => {

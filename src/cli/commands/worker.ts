@@ -167,8 +167,10 @@ export function workerCommand(): Command {
         else out(`serving the API and dashboard at ${http.url}`);
       }
       const o = worker.options;
-      if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency });
-      else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}); Ctrl-C to stop`);
+      // Prefetch is named only when above 0: a default worker's line and event do not mention it.
+      const prefetch = o.prefetch > 0 ? { prefetch: o.prefetch } : {};
+      if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency, ...prefetch });
+      else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}${o.prefetch > 0 ? `, prefetch ${o.prefetch}` : ''}); Ctrl-C to stop`);
       await stopped;
       process.exitCode = 0;
       exitWhenIdle();
