@@ -157,10 +157,12 @@ export class JobRun {
    * Starts the handler of a waiting run (a slot is free for it). A run whose lease has
    * run out by the worker's clock (the process was frozen past it: another worker may
    * already have taken the job) is not started: its lease counts as lost.
-   * @returns whether it started now (false: it had started, ended, or its lease ran out)
+   * A run already aborted (a cancel, the shutdown, a lost lease: its end is on the way
+   * in a microtask) is not started either, so it takes no slot it will not use.
+   * @returns whether it started now (false: it had started, ended, been aborted, or its lease ran out)
    */
   start(): boolean {
-    if (this.#started || !this.#holding) return false;
+    if (this.#started || !this.#holding || this.#controller.signal.aborted) return false;
     const now = this.#deps.clock.now();
     if (this.leaseExpiresAt <= now) {
       this.leaseLost();
