@@ -1,6 +1,6 @@
 import { ConfigError, StoreError } from '../errors.js';
 import { SchemaBehindError } from '../store/migrate.js';
-import type { Store } from '../store/store.js';
+import { DatabaseFileGoneError, type Store } from '../store/store.js';
 import type { Worker } from '../worker/worker.js';
 
 /** One check of {@link Readiness}. */
@@ -90,6 +90,9 @@ async function readStore(store: Store): Promise<StoreChecks> {
     return { database: OK, schema: OK };
   } catch (error) {
     if (error instanceof ConfigError) return { database: OK, schema: { ok: false, reason: 'the schema is newer than this code: upgrade baton-jobs' } };
+    if (error instanceof DatabaseFileGoneError || (error instanceof StoreError && error.cause instanceof DatabaseFileGoneError)) {
+      return { database: { ok: false, reason: 'the database file was deleted or replaced after this process opened it: restart the process' }, schema: NOT_CHECKED };
+    }
     if (error instanceof StoreError && error.cause instanceof SchemaBehindError) {
       return { database: OK, schema: { ok: false, reason: 'the schema lacks a migration of this code: run baton migrate' } };
     }

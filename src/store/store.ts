@@ -510,3 +510,10 @@ export interface ClockReading {
 
 /** The records the operations take and return. */
 export type * from './types.js';
+
+/**
+ * Thrown by {@link Store.schemaCheck} when the database file the store opened is no
+ * longer the file at its path (deleted, or replaced by another): SQLite only. The
+ * open connection would go on reading and writing a file no other process sees.
+ */
+export class DatabaseFileGoneError extends Error {}

@@ -1,10 +1,12 @@
 /**
  * `/metrics` of `baton worker --http` (both drivers): the counters cover every job
  * the worker ran, those it claimed and finished before its HTTP server listened too.
+ * And a port it cannot have fails the command before it claims anything.
  */
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { spawnCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 
 const TASKS = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
@@ -24,5 +26,22 @@ describe('metrics of the CLI worker', () => {
     expect(metrics).toMatch(/^baton_jobs_completed_total\{queue="default",task="greet"\} 5$/m);
     worker.kill('SIGTERM');
     expect((await worker.exited).code).toBe(0);
+  });
+
+  it('worker --http on a port already taken exits 1 naming --http, having claimed nothing', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const job = await baton.enqueue('greet', { name: 'waits' });
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const run = await runCli(['worker', '--tasks', TASKS, '--database', db.url, '--http', String(port)]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`--http ${port}: cannot listen on 127.0.0.1`);
+      expect(await baton.getJob(job.id)).toMatchObject({ state: 'queued', attempt: 0 });
+    } finally {
+      taken.close();
+    }
   });
 });

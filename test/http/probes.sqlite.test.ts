@@ -10,6 +10,9 @@ import type { Readiness } from 'baton-jobs';
 import { createHttpApp } from 'baton-jobs/http';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 
+/** The reason /readyz gives: no path (the probe answers without a token). */
+const GONE = 'the database file was deleted or replaced after this process opened it: restart the process';
+
 async function readyz(app: ReturnType<typeof createHttpApp>) {
   const response = await app.fetch(new Request('http://localhost/readyz'));
   return { status: response.status, json: (await response.json()) as Readiness };
@@ -22,7 +25,7 @@ describe('/readyz and the SQLite file', () => {
     const app = createHttpApp(baton);
     expect((await readyz(app)).status).toBe(200);
     for (const suffix of ['', '-wal', '-shm']) rmSync(db.path + suffix, { force: true });
-    expect(await readyz(app)).toMatchObject({ status: 503, json: { ready: false, failed: ['database'] } });
+    expect(await readyz(app)).toMatchObject({ status: 503, json: { ready: false, failed: ['database'], checks: { database: { ok: false, reason: GONE } } } });
   });
 
   it('is 503 naming "database" once another file takes its place', async () => {
@@ -33,6 +36,6 @@ describe('/readyz and the SQLite file', () => {
     // A restore from a copy: same content, a new file at the path.
     copyFileSync(db.path, `${db.path}.copy`);
     renameSync(`${db.path}.copy`, db.path);
-    expect(await readyz(app)).toMatchObject({ status: 503, json: { ready: false, failed: ['database'] } });
+    expect(await readyz(app)).toMatchObject({ status: 503, json: { ready: false, failed: ['database'], checks: { database: { ok: false, reason: GONE } } } });
   });
 });

@@ -5,7 +5,7 @@ import type { WorkerOptions } from '../../worker/options.js';
 import type { StateRetention } from '../../maintenance/retention.js';
 import { logJobOutcomes } from '../../observe/log-job-outcomes.js';
 import { loadWorkerModule } from '../load-tasks.js';
-import { collect, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
+import { CliError, collect, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJsonLine } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
@@ -154,18 +154,20 @@ export function workerCommand(): Command {
           },
         });
       });
-      await worker.start();
+      // Listening before the worker claims: a port that cannot be had fails the command
+      // with nothing claimed (until start, /readyz answers 503 "worker new").
       if (app && flags.http !== undefined) {
+        const host = flags.httpHost ?? '127.0.0.1';
         try {
-          http = await listen(app.fetch, { host: flags.httpHost ?? '127.0.0.1', port: flags.http, tokens });
+          http = await listen(app.fetch, { host, port: flags.http, tokens });
         } catch (error) {
-          await worker.stop();
           await baton.close();
-          throw error;
+          throw new CliError(`--http ${flags.http}: cannot listen on ${host}: ${(error as Error).message}`);
         }
         if (flags.json) printJsonLine({ event: 'http:listening', url: http.url });
         else out(`serving the API and dashboard at ${http.url}`);
       }
+      await worker.start();
       const o = worker.options;
       // Prefetch is named only when above 0: a default worker's line and event do not mention it.
       const prefetch = o.prefetch > 0 ? { prefetch: o.prefetch } : {};

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../clock.js';
 import { DriverStore, type Operations } from '../driver-store.js';
 import { checkSchema, runMigrations, type AppliedMigration, type Migration } from '../migrate.js';
-import type { ClockReading, StoreChange } from '../store.js';
+import { DatabaseFileGoneError, type ClockReading, type StoreChange } from '../store.js';
 import type { SqliteContext } from './context.js';
 import * as jobLeases from './job-leases.js';
 import * as jobBulk from './job-bulk.js';
@@ -150,13 +150,13 @@ export class SqliteStore extends DriverStore<SqliteContext> {
    * path. A file deleted or replaced under a running process stays readable and
    * writable through the open connection, so every write would go where no other
    * process (and no restart of this one) sees it.
-   * @throws Error naming the file when it is gone from its path or another file took its place
+   * @throws DatabaseFileGoneError naming the file when it is gone from its path or another file took its place
    */
   async schemaCheck(): Promise<void> {
     if (this.#file) {
       const now = statSync(this.#file.path, { throwIfNoEntry: false });
       if (!now || now.dev !== this.#file.dev || now.ino !== this.#file.ino) {
-        throw new Error(`the database file ${JSON.stringify(this.#file.path)} was ${now ? 'replaced' : 'deleted'} after this process opened it: its writes go to a file no other process sees; restart it`);
+        throw new DatabaseFileGoneError(`the database file ${JSON.stringify(this.#file.path)} was ${now ? 'replaced' : 'deleted'} after this process opened it: its writes go to a file no other process sees; restart it`);
       }
     }
     const db = this.#db;
