@@ -57,7 +57,8 @@ const schema = z.object({
   readOnly: z.boolean().optional(),
   logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
-});
+  // An unknown key is a typo (`datbase`): ignored, it sent the jobs to ./baton.db.
+}).strict();
 
 /**
  * Validates `createBaton` options and applies defaults.

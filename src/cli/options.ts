@@ -152,7 +152,8 @@ export function withDatabase(command: Command): Command {
  */
 export function openBaton(options: { database?: string; tasks?: AnyTask[]; readOnly?: boolean }, defaultLevel = 'warn'): Promise<Baton> {
   return createBaton({
-    ...(options.database ? { database: options.database } : {}),
+    // An empty --database (an unset shell variable) is refused by name, not taken for the default.
+    ...(options.database !== undefined ? { database: options.database } : {}),
     ...(options.tasks ? { tasks: options.tasks } : {}),
     ...(options.readOnly ? { readOnly: true } : {}),
     logger: createLogger({ level: process.env.BATON_LOG_LEVEL || defaultLevel }),

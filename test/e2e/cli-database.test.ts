@@ -43,6 +43,12 @@ describe('CLI and the database', () => {
     expect(await databaseExists(db)).toBe(false);
   });
 
+  it('an empty --database (an unset shell variable) is refused naming database (exit 2), not taken for the default ./baton.db', async () => {
+    const run = await runCli(['jobs', '--database', '']);
+    expect(run.code).toBe(2);
+    expect(oneLine(run.stderr)).toMatch(/^baton: option database: /);
+  });
+
   it('jobs, job, schedules and services do not migrate: a schema missing a migration is refused (exit 1, one line), and stays as it was', async () => {
     const db = tempDatabase();
     const baton = await openBaton({ database: db.url });

@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import {
   ConfigError,
+  createBaton,
   NotFoundError,
   ValidationError,
   defineTask,
@@ -221,6 +222,10 @@ describe('task names and definitions', () => {
 
   it('createBaton({ tasks }) refuses something that is not a task → ConfigError', async () => {
     await expect(openBaton({ tasks: [{ name: 'x', handler: async () => null } as never] })).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('createBaton refuses an option it does not know (a typo such as `datbase`) → ConfigError naming it, before any database is opened', async () => {
+    await expect(createBaton({ datbase: 'sqlite:elsewhere.db' } as never)).rejects.toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('"datbase"') }));
   });
 });
 
