@@ -139,6 +139,16 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
+/**
+ * Collects a repeatable queue-name option (`--queue a --queue b` → `['a', 'b']`).
+ * @throws InvalidArgumentError on an empty name or a name given twice
+ */
+export function collectQueue(value: string, previous: string[] | undefined): string[] {
+  if (value === '') throw new InvalidArgumentError('A queue name must not be empty.');
+  if (previous?.includes(value)) throw new InvalidArgumentError(`Queue "${value}" is given twice.`);
+  return collect(value, previous);
+}
+
 /** Adds `--database <url>` (every command has it). */
 export function withDatabase(command: Command): Command {
   return command.option('--database <url>', 'database URL (default: $BATON_DATABASE_URL, else sqlite:./baton.db)');

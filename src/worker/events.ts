@@ -74,8 +74,12 @@ export interface JobEvents {
  */
 export interface WorkerEvents extends JobEvents, SchedulerEvents, ServiceEvents, PrunerEvents, TableVacuumEvents {
   'worker:started': { workerId: string };
-  /** `stop()` was called (or SIGTERM/SIGINT under the CLI). */
-  'worker:stopping': { workerId: string; running: number };
+  /**
+   * `stop()` was called (or SIGTERM/SIGINT under the CLI). `running`: jobs whose
+   * handler runs (they drain); `waiting`: jobs claimed ahead (`prefetch`) whose handler
+   * has not started (handed back at once).
+   */
+  'worker:stopping': { workerId: string; running: number; waiting: number };
   'worker:stopped': { workerId: string; summary: StopSummary };
   /** A background loop (fetch, heartbeat, cancel poll, rescue, vacuum, …) hit an error; it keeps going. */
   'worker:error': { workerId: string; loop: string; error: unknown };

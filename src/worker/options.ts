@@ -24,7 +24,14 @@ const schema = z
     services: z.array(z.custom<Service>(isService, 'must be services made by defineService')).optional(),
     schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
     scheduler: z.boolean().optional(),
-    queues: z.array(storableString().min(1)).min(1).optional(),
+    queues: z
+      .array(storableString().min(1, 'must not be empty (a queue name has 1-200 characters)').max(200, 'must be at most 200 characters (a queue name has 1-200)'))
+      .min(1, 'must name at least one queue')
+      .check((ctx) => {
+        const twice = ctx.value.find((name, i) => ctx.value.indexOf(name) !== i);
+        if (twice !== undefined) ctx.issues.push({ code: 'custom', message: `names queue ${JSON.stringify(twice)} twice`, input: ctx.value });
+      })
+      .optional(),
     concurrency: z.number().int().min(1).max(10_000).optional(),
     prefetch: z.number().int().min(0).max(10_000).optional(),
     pollInterval: ms(10).optional(),
@@ -60,7 +67,11 @@ export interface WorkerOptions {
    * instances, whichever tick). @defaultValue true when `schedules` is given, else false
    */
   scheduler?: boolean;
-  /** Queues to claim from; each 1+ characters with no NUL or lone UTF-16 surrogate (ConfigError otherwise). @defaultValue ['default'] */
+  /**
+   * Queues to claim from: at least one, none twice, each 1-200 characters (as
+   * `enqueue`'s `queue`) with no NUL or lone UTF-16 surrogate; ConfigError otherwise.
+   * @defaultValue ['default']
+   */
   queues?: string[];
   /** Jobs run at once. 1..10000. @defaultValue 10 */
   concurrency?: number;

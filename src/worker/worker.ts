@@ -292,8 +292,10 @@ export class Worker {
   async #stop(): Promise<StopSummary> {
     const state = this.#state;
     state.stopping = true;
-    this.#events.emit('worker:stopping', { workerId: this.id, running: state.runs.size });
-    state.logger.info({ running: state.runs.size }, 'worker stopping: draining running jobs');
+    const waiting = [...state.runs].filter((run) => !run.started).length;
+    const counts = { running: state.runs.size - waiting, waiting };
+    this.#events.emit('worker:stopping', { workerId: this.id, ...counts });
+    state.logger.info(counts, waiting > 0 ? 'worker stopping: draining running jobs, handing back those claimed ahead' : 'worker stopping: draining running jobs');
     for (const off of this.#unsubscribe) off();
     // Services are aborted at once (ShutdownError) and their leases released, so
     // another instance takes over without waiting for a lease to expire.

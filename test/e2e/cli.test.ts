@@ -85,6 +85,14 @@ describe('baton CLI', () => {
     const badPrefetch = await runCli(['worker', '--tasks', TASKS, '--prefetch', '-1', '--database', db.url]);
     expect(badPrefetch.code).toBe(2);
     expect(oneLine(badPrefetch.stderr)).toMatch(/--prefetch/);
+    const [emptyQueue, queueTwice] = await Promise.all([
+      runCli(['worker', '--tasks', TASKS, '--queue', '', '--database', db.url]),
+      runCli(['worker', '--tasks', TASKS, '--queue', 'mail', '--queue', 'mail', '--database', db.url]),
+    ]);
+    expect(emptyQueue.code).toBe(2);
+    expect(oneLine(emptyQueue.stderr)).toMatch(/--queue.*A queue name must not be empty/);
+    expect(queueTwice.code).toBe(2);
+    expect(oneLine(queueTwice.stderr)).toMatch(/--queue.*Queue "mail" is given twice/);
 
     const baton = await openBaton({ database: db.url });
     expect(await baton.listJobs()).toEqual([]);

@@ -89,7 +89,7 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     expect(aborted).toEqual([]);
   });
 
-  it('stop() hands back the jobs claimed ahead at once (queued, attempt not counted, no job:aborted) while the running one drains', async () => {
+  it('stop() hands back the jobs claimed ahead at once (queued, attempt not counted, no job:aborted) while the running one drains; worker:stopping counts them apart', async () => {
     const baton = await openBaton();
     const { task, started, finish } = gatedTask();
     const [a, b, c] = await baton.enqueueMany([0, 1, 2].map((n) => ({ task, payload: n })));
@@ -100,7 +100,9 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     await claimed;
     await until(() => started.length === 1, 'the first handler to start');
     const released = collectEvents(worker, 'job:released', 2);
+    const stoppingEvent = waitForEvent(worker, 'worker:stopping');
     const stopping = worker.stop();
+    expect(await stoppingEvent).toEqual({ workerId: worker.id, running: 1, waiting: 2 });
     expect((await released).map((e) => e.job.id).sort((x, y) => x - y)).toEqual([b!.id, c!.id]);
     for (const job of [b!, c!]) expect(await baton.getJob(job.id)).toMatchObject({ state: 'queued', attempt: 0, leaseOwner: null });
     expect(await baton.getJob(a!.id)).toMatchObject({ state: 'running' });

@@ -285,6 +285,20 @@ describe('C05 shutdown hygiene', () => {
     }
   });
 
+  it('queues empty, a name empty or over 200 characters (no job can carry it), or a name given twice → ConfigError saying which', async () => {
+    const baton = await openBaton();
+    const cases: Array<[string[], RegExp]> = [
+      [[], /worker option queues: must name at least one queue/],
+      [['default', ''], /worker option queues\.1: must not be empty/],
+      [['x'.repeat(201)], /worker option queues\.0: must be at most 200 characters/],
+      [['mail', 'default', 'mail'], /worker option queues: names queue "mail" twice/],
+    ];
+    for (const [queues, message] of cases) {
+      expect(() => baton.worker({ tasks: [control], queues }), JSON.stringify(queues)).toThrow(message);
+    }
+    expect(baton.worker({ tasks: [control], queues: ['x'.repeat(200), 'default'] }).options.queues).toHaveLength(2);
+  });
+
   it('C05b: explicitly passed undefined means the documented default, and an idle worker with defaults does not busy-loop', async () => {
     const calls: string[] = [];
     const baton = await openBaton({}, (op) => calls.push(op));

@@ -68,7 +68,7 @@ describe('C01: stop() waits for the running job', () => {
       order.push('stop resolved');
       return { summary, at: Date.now() };
     });
-    await stopping;
+    expect(await stopping).toEqual({ workerId: worker.id, running: 1, waiting: 0 });
     // B from another process and B2 from this one (a local enqueue normally wakes the worker).
     const b = await other.go();
     const b2 = await baton.enqueue(kit.sleepy, { ms: 100 });

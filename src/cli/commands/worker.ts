@@ -5,7 +5,7 @@ import type { WorkerOptions } from '../../worker/options.js';
 import type { StateRetention } from '../../maintenance/retention.js';
 import { logJobOutcomes } from '../../observe/log-job-outcomes.js';
 import { loadWorkerModule } from '../load-tasks.js';
-import { CliError, collect, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
+import { CliError, collectQueue, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJsonLine } from '../output.js';
 import { exitWhenIdle, onShutdownSignals } from '../signals.js';
 
@@ -68,7 +68,7 @@ export function workerCommand(): Command {
     .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule) and services (defineService) to run (.ts loads without a build)')
     .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 10_000))
     .option('--prefetch <n>', 'jobs claimed ahead of a free slot, held under this worker\'s lease until one frees: more jobs per claim for short jobs (default: 0)', integer(0, 10_000))
-    .option('--queue <name>', 'queue to claim from; repeat for several (default: default)', collect)
+    .option('--queue <name>', 'queue to claim from; repeat for several (default: default)', collectQueue)
     .option('--drain-timeout <ms>', 'shutdown: time running jobs get to finish (default: 20000)', milliseconds)
     .option('--abort-grace <ms>', 'shutdown and timeout: time an aborted job gets to clean up (default: 5000)', milliseconds)
     .option('--cancel-grace <ms>', 'time a cancelled job gets before it is recorded cancelled anyway (default: 5000)', milliseconds)
