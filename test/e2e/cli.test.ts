@@ -194,6 +194,18 @@ describe('baton CLI', () => {
     for (const worker of Object.values(workers)) expect((await worker.exited).code).toBe(0);
   });
 
+  it('with jobs already queued, worker:started is printed before the first job:claimed', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const jobs = await baton.enqueueMany([0, 1, 2].map((n) => ({ task: 'greet', payload: { name: `n${n}` } })));
+    const worker = spawnCli(['worker', '--tasks', TASKS, '--database', db.url, '--json']);
+    await worker.waitFor((m) => m.event === 'job:completed' && m.jobId === jobs[2]!.id, 'the last job completed');
+    const events = worker.messages.map((m) => m.event).filter((e) => e === 'worker:started' || e === 'job:claimed');
+    expect(events).toEqual(['worker:started', 'job:claimed', 'job:claimed', 'job:claimed']);
+    worker.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+  });
+
   it('a worker exits 0 on SIGTERM after releasing a checkpointing job: queued again, attempt not counted, checkpoint kept', async () => {
     const db = tempDatabase();
     const baton = await openBaton({ database: db.url });

@@ -167,12 +167,16 @@ export function workerCommand(): Command {
         if (flags.json) printJsonLine({ event: 'http:listening', url: http.url });
         else out(`serving the API and dashboard at ${http.url}`);
       }
+      // Said when the worker starts claiming, so it comes before the first job:claimed
+      // (start() resolves only after its first claim).
+      worker.on('worker:started', () => {
+        const o = worker.options;
+        // Prefetch is named only when above 0: a default worker's line and event do not mention it.
+        const prefetch = o.prefetch > 0 ? { prefetch: o.prefetch } : {};
+        if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency, ...prefetch });
+        else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}${o.prefetch > 0 ? `, prefetch ${o.prefetch}` : ''}); Ctrl-C to stop`);
+      });
       await worker.start();
-      const o = worker.options;
-      // Prefetch is named only when above 0: a default worker's line and event do not mention it.
-      const prefetch = o.prefetch > 0 ? { prefetch: o.prefetch } : {};
-      if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency, ...prefetch });
-      else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}${o.prefetch > 0 ? `, prefetch ${o.prefetch}` : ''}); Ctrl-C to stop`);
       await stopped;
       process.exitCode = 0;
       exitWhenIdle();
