@@ -75,6 +75,8 @@ export class Worker {
   /** A ref'd timer that keeps the process alive from start() until stop() has finished (every loop timer is unref'd). */
   #keepAlive: NodeJS.Timeout | undefined;
   #stopping: Promise<StopSummary> | undefined;
+  /** start()'s work while it runs (never rejects): a stop() that comes meanwhile waits for it. */
+  #starting: Promise<void> | undefined;
   #skip!: () => void;
   readonly #skipped = new Promise<void>((resolve) => (this.#skip = resolve));
 
@@ -225,12 +227,20 @@ export class Worker {
 
   /**
    * Stores the declared schedules (idempotent upsert), starts the loops, the
-   * scheduler and the services, and claims at once. Calling it twice is harmless.
+   * scheduler and the services, and claims at once. Calling it twice is harmless. A
+   * worker whose stop() was called before, or while this ran up to its loops, never
+   * claims: start() then resolves without starting them.
    * @throws ValidationError when a declared schedule's payload fails its task's schema; StoreError
    */
   async start(): Promise<void> {
-    if (this.#started) return;
+    if (this.#started || this.#stopping) return;
     this.#started = true;
+    const starting = this.#start();
+    this.#starting = starting.catch(() => undefined);
+    await starting;
+  }
+
+  async #start(): Promise<void> {
     try {
       for (const schedule of this.options.schedules) {
         await upsertSchedule({ store: this.#state.store, clock: this.#state.clock, payloadLimit: this.#deps.payloadLimit }, schedule);
@@ -245,6 +255,9 @@ export class Worker {
     } catch (error) {
       this.#state.logger.warn({ err: error }, 'could not register the worker; the heartbeat will try again');
     }
+    // stop() came while this ran (a signal during start-up): it waits for this, then
+    // stops a worker that never claimed.
+    if (this.#stopping) return;
     this.#keepAlive = setInterval(() => undefined, 2_147_483_647);
     for (const loop of [this.#fetch, this.#heartbeat, this.#cancels, this.#rescuer]) loop.start();
     this.#scheduler?.start();
@@ -266,7 +279,7 @@ export class Worker {
     );
     this.#claiming = true;
     this.#events.emit('worker:started', { workerId: this.id });
-    this.#state.logger.info({ concurrency: this.options.concurrency, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
+    this.#state.logger.info({ concurrency: this.options.concurrency, prefetch: this.options.prefetch, queues: this.options.queues, tasks: [...this.#state.tasks.keys()] }, 'worker started');
     await this.#rescuer.tick();
     await this.#vacuum.start();
     await this.#fetch.runOnce();
@@ -290,6 +303,8 @@ export class Worker {
   }
 
   async #stop(): Promise<StopSummary> {
+    // Not between start()'s store writes and its loops: those would start after the stop.
+    if (this.#started && !this.#claiming) await this.#starting;
     const state = this.#state;
     state.stopping = true;
     const waiting = [...state.runs].filter((run) => !run.started).length;

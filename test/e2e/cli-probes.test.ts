@@ -27,7 +27,8 @@ describe('probes of the CLI', () => {
     const job = await baton.enqueue('stubborn', { ms: 250 });
     await worker.waitFor((m) => m.event === 'job:checkpoint' && m.jobId === job.id, 'a checkpoint');
     worker.kill('SIGTERM');
-    await worker.waitFor((m) => m.event === 'worker:stopping', 'worker:stopping');
+    // The JSON line says what the stop drains (running) and hands back at once (waiting: claimed ahead).
+    expect(await worker.waitFor((m) => m.event === 'worker:stopping', 'worker:stopping')).toMatchObject({ signal: 'SIGTERM', running: 1, waiting: 0 });
     const draining = await get(`${url}/readyz`);
     expect(draining.status).toBe(503);
     expect(draining.json).toMatchObject({ ready: false, failed: ['worker'], checks: { database: { ok: true }, schema: { ok: true }, worker: { ok: false, reason: 'worker stopping' } } });

@@ -73,6 +73,17 @@ describe('SQLite: files the CLI cannot or should not write', () => {
     expect(readFileSync(db.path).equals(before)).toBe(true);
   });
 
+  it('a directory given as the database: exit 1, one line naming it a directory and a file to give instead, for readers and writers', async () => {
+    const db = tempDatabase();
+    const url = `sqlite:${db.dir}`;
+    const runs = await Promise.all([runCli(['jobs', '--database', url]), runCli(['migrate', '--database', url])]);
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr.trim().split('\n')).toEqual([`baton: cannot open database ${url}: ${db.dir} is a directory, not a database file (give a file in it, e.g. sqlite:${db.dir}/baton.db)`]);
+    }
+    expect(readdirSync(db.dir)).toEqual([]);
+  });
+
   it('a missing file is not created by a reading command: one line saying so, exit 1', async () => {
     const db = tempDatabase();
     const run = await runCli(['jobs', '--database', db.url]);

@@ -93,6 +93,15 @@ describe('baton CLI', () => {
     expect(oneLine(emptyQueue.stderr)).toMatch(/--queue.*A queue name must not be empty/);
     expect(queueTwice.code).toBe(2);
     expect(oneLine(queueTwice.stderr)).toMatch(/--queue.*Queue "mail" is given twice/);
+    // Limits the worker checks are named by their flag, not by the worker option behind it.
+    const [longQueue, shortLease] = await Promise.all([
+      runCli(['worker', '--tasks', TASKS, '--queue', 'q'.repeat(201), '--database', db.url]),
+      runCli(['worker', '--tasks', TASKS, '--lease-ttl', '0', '--database', db.url]),
+    ]);
+    expect(longQueue.code).toBe(2);
+    expect(oneLine(longQueue.stderr)).toBe('baton: --queue: must be at most 200 characters (a queue name has 1-200)');
+    expect(shortLease.code).toBe(2);
+    expect(oneLine(shortLease.stderr)).toMatch(/^baton: --lease-ttl: must be at least 100/);
 
     const baton = await openBaton({ database: db.url });
     expect(await baton.listJobs()).toEqual([]);

@@ -303,3 +303,37 @@ describe('C03: a job outliving the grace period is released before the worker ex
     expect((await baton.getJob(job.id)).state).toBe('queued');
   });
 });
+
+/** A worker not yet started, one queued job, and the worker:started and job:claimed events it emits. */
+async function unstartedWorker() {
+  const { baton, kit } = await openKitBaton();
+  const job = await baton.enqueue(kit.sleepy, { ms: 10 });
+  const worker = baton.worker({ tasks: kit.tasks });
+  const events: string[] = [];
+  worker.on('worker:started', () => events.push('worker:started'));
+  worker.on('job:claimed', () => events.push('job:claimed'));
+  return { baton, job, worker, events };
+}
+
+describe('stop() around start() (a signal during start-up)', () => {
+  it('a stop() while start() writes to the store waits for it, then stops a worker that never claimed: the queued job stays queued, no worker:started, the registry row removed', async () => {
+    const { baton, job, worker, events } = await unstartedWorker();
+    // start() is at its first write (the registry row) when stop() comes.
+    const started = worker.start();
+    const summary = await worker.stop();
+    await started;
+    expect(summary).toEqual({ finished: 0, released: 0, abandoned: 0, unreleased: [] });
+    expect(events).toEqual([]);
+    expect((await baton.getJob(job.id)).state).toBe('queued');
+    expect((await baton.listWorkers()).map((w) => w.id)).not.toContain(worker.id);
+  });
+
+  it('a worker stopped before start() never starts: start() resolves without claiming', async () => {
+    const { baton, job, worker, events } = await unstartedWorker();
+    await worker.stop();
+    await worker.start();
+    expect(events).toEqual([]);
+    expect((await baton.getJob(job.id)).state).toBe('queued');
+    expect((await baton.listWorkers()).map((w) => w.id)).not.toContain(worker.id);
+  });
+});

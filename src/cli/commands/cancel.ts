@@ -39,6 +39,6 @@ export function cancelCommand(): Command {
       }
       if (flags.json) return;
       if (outcome === 'cancelled') out(`job ${id} cancelled`);
-      else out(`cancel requested for job ${id} (running on ${printable(job.leaseOwner ?? 'a worker')}); its worker aborts it now`);
+      else out(`cancel requested for job ${id} (running on ${printable(job.leaseOwner ?? 'a worker')}); its worker aborts it now, or ends it without running if it was claimed ahead and has not started`);
     });
 }

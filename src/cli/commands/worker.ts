@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../errors.js';
 import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import type { WorkerOptions } from '../../worker/options.js';
@@ -36,6 +37,38 @@ function retentionFlag(value: string, previous: StateRetention = {}): StateReten
   if (!match) throw new InvalidArgumentError(`"${value}" is not STATE=MS or STATE=forever (STATE: completed, failed or cancelled).`);
   if (previous[match[1] as keyof StateRetention] !== undefined) throw new InvalidArgumentError(`${match[1]} is given twice: one value per state.`);
   return { ...previous, [match[1]!]: match[2] === 'forever' ? false : Number(match[2]) };
+}
+
+/** The flag of each worker option the command sets from one (`queues` ← `--queue`). */
+const FLAG_OF: Partial<Record<keyof WorkerOptions, string>> = {
+  concurrency: '--concurrency',
+  prefetch: '--prefetch',
+  queues: '--queue',
+  drainTimeout: '--drain-timeout',
+  abortGrace: '--abort-grace',
+  cancelGrace: '--cancel-grace',
+  leaseTtl: '--lease-ttl',
+  pollInterval: '--poll-interval',
+  retention: '--retention',
+};
+
+/**
+ * A worker's refusal of options the command took from flags, named by the flags
+ * (`worker option leaseTtl: must be at least 100 ms` → `--lease-ttl: must be at least
+ * 100 ms`; a queue's index is left out, as the flag repeats): a UsageError, exit 2.
+ * A refusal that names any other option (the tasks file's tasks, schedules or
+ * services) comes back unchanged.
+ */
+export function byWorkerFlag(error: unknown): unknown {
+  if (!(error instanceof ConfigError)) return error;
+  const parts = error.message.split('; ');
+  const named = parts.map((part) => /^worker option ([A-Za-z]+)((?:\.[^:]*)?): (.*)$/.exec(part));
+  if (named.some((m) => !m || !FLAG_OF[m[1] as keyof WorkerOptions])) return error;
+  return new UsageError(named.map((m) => {
+    const [, option, rest, message] = m!;
+    const where = option === 'queues' || !rest ? '' : ` ${rest.slice(1)}`;
+    return `${FLAG_OF[option as keyof WorkerOptions]}${where}: ${message}`;
+  }).join('; '));
 }
 
 /** Events printed as JSON lines with `--json`. */
@@ -110,7 +143,7 @@ export function workerCommand(): Command {
         app = createHttpApp?.(baton, { ...tokens, tasks });
       } catch (error) {
         await baton.close();
-        throw error;
+        throw byWorkerFlag(error);
       }
       if (!flags.quiet) logJobOutcomes(worker, baton.logger.child({ workerId: worker.id, component: 'job' }));
       if (flags.json) {
@@ -133,10 +166,24 @@ export function workerCommand(): Command {
       let releasedAbandoned = 0;
       let http: { url: string; close(): Promise<void> } | undefined;
       worker.on('job:released', (e) => void (e.abandoned && releasedAbandoned++));
+      // Listening before the worker claims: a port that cannot be had fails the command
+      // with nothing claimed (until start, /readyz answers 503 "worker new").
+      if (app && flags.http !== undefined) {
+        const host = flags.httpHost ?? '127.0.0.1';
+        try {
+          http = await listen(app.fetch, { host, port: flags.http, tokens });
+        } catch (error) {
+          await baton.close();
+          throw new CliError(`--http ${flags.http}: cannot listen on ${host}: ${(error as Error).message}`);
+        }
+        if (flags.json) printJsonLine({ event: 'http:listening', url: http.url });
+        else out(`serving the API and dashboard at ${http.url}`);
+      }
       const stopped = new Promise<void>((resolve) => {
         onShutdownSignals({
           first: (signal) => {
-            if (flags.json) printJsonLine({ event: 'worker:stopping', signal });
+            // stop() emits worker:stopping at once, with what it drains and hands back.
+            if (flags.json) worker.on('worker:stopping', (e) => printJsonLine({ event: 'worker:stopping', signal, running: e.running, waiting: e.waiting }));
             else err(`${signal}: stopping gracefully (drain, then release); send it again to release at once`);
             void worker.stop().then(async (summary) => {
               await http?.close();
@@ -154,19 +201,6 @@ export function workerCommand(): Command {
           },
         });
       });
-      // Listening before the worker claims: a port that cannot be had fails the command
-      // with nothing claimed (until start, /readyz answers 503 "worker new").
-      if (app && flags.http !== undefined) {
-        const host = flags.httpHost ?? '127.0.0.1';
-        try {
-          http = await listen(app.fetch, { host, port: flags.http, tokens });
-        } catch (error) {
-          await baton.close();
-          throw new CliError(`--http ${flags.http}: cannot listen on ${host}: ${(error as Error).message}`);
-        }
-        if (flags.json) printJsonLine({ event: 'http:listening', url: http.url });
-        else out(`serving the API and dashboard at ${http.url}`);
-      }
       // Said when the worker starts claiming, so it comes before the first job:claimed
       // (start() resolves only after its first claim).
       worker.on('worker:started', () => {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../clock.js';
 import { DriverStore, type Operations } from '../driver-store.js';
@@ -76,6 +76,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
    */
   constructor(filename: string, options: SqliteStoreOptions = {}) {
     const busyTimeoutMs = options.busyTimeoutMs ?? 30_000;
+    refuseDirectory(filename);
     let db: Database.Database;
     if (options.readOnly) {
       db = openReadOnly(filename, OPEN_BUSY_TIMEOUT_MS);
@@ -176,6 +177,17 @@ export class SqliteStore extends DriverStore<SqliteContext> {
 
 /** A file's device and inode: what stays the same while the file at a path is the same file. */
 const identity = ({ dev, ino }: { dev: number; ino: number }) => ({ dev, ino });
+
+/**
+ * Refuses a path that names a directory (better-sqlite3 says only "unable to open
+ * database file", or "disk I/O error" read-only).
+ * @throws Error naming the path and suggesting a file in it
+ */
+function refuseDirectory(filename: string): void {
+  if (filename !== ':memory:' && statSync(filename, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new Error(`${filename} is a directory, not a database file (give a file in it, e.g. sqlite:${join(filename, 'baton.db')})`);
+  }
+}
 
 /**
  * Opens `filename` read-only (better-sqlite3 `readonly`, the file must exist). A
