@@ -68,15 +68,12 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
     completions.fail(error);
     throw error;
   }
-  if (state.stopping && claimed.length > 0) {
-    // stop() began while this claim was in flight: hand the jobs straight back.
-    await state.store.jobRelease({ leases: claimed.map((job) => ({ id: job.id, token: job.leaseToken })), now: state.clock.now() });
-    return false;
-  }
   // Slots freed while the claim was in flight went to waiting runs (onSlotFree); the
-  // new jobs take what is left, in claim order, after any run still waiting.
+  // new jobs take what is left, in claim order, after any run still waiting. If stop()
+  // began while it was in flight, every job waits: the shutdown hands them back with
+  // the jobs claimed ahead (job:released, counted in its summary, attempt not counted).
   const after = slotCounts(state);
-  let free = state.options.concurrency - after.busy - after.waiting;
+  let free = state.stopping ? 0 : state.options.concurrency - after.busy - after.waiting;
   for (const job of claimed) {
     // Before the run: a run that does not wait starts its handler (and emits job:started) as it is made.
     state.events.emit('job:claimed', { job });

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -93,15 +93,18 @@ describe('baton CLI', () => {
     expect(oneLine(emptyQueue.stderr)).toMatch(/--queue.*A queue name must not be empty/);
     expect(queueTwice.code).toBe(2);
     expect(oneLine(queueTwice.stderr)).toMatch(/--queue.*Queue "mail" is given twice/);
-    // Limits the worker checks are named by their flag, not by the worker option behind it.
+    // Limits the worker checks are named by their flag, not by the worker option behind
+    // it, and are checked before the database is opened: a new SQLite file is not created.
+    const untouched = join(db.dir, 'untouched.db');
     const [longQueue, shortLease] = await Promise.all([
       runCli(['worker', '--tasks', TASKS, '--queue', 'q'.repeat(201), '--database', db.url]),
-      runCli(['worker', '--tasks', TASKS, '--lease-ttl', '0', '--database', db.url]),
+      runCli(['worker', '--tasks', TASKS, '--lease-ttl', '0', '--database', `sqlite:${untouched}`]),
     ]);
     expect(longQueue.code).toBe(2);
     expect(oneLine(longQueue.stderr)).toBe('baton: --queue: must be at most 200 characters (a queue name has 1-200)');
     expect(shortLease.code).toBe(2);
     expect(oneLine(shortLease.stderr)).toMatch(/^baton: --lease-ttl: must be at least 100/);
+    expect(existsSync(untouched)).toBe(false);
 
     const baton = await openBaton({ database: db.url });
     expect(await baton.listJobs()).toEqual([]);

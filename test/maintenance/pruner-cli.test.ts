@@ -33,7 +33,7 @@ describe('baton worker --retention', () => {
   it.each([
     [['--retention', 'done=5'], /--retention.*"done=5" is not STATE=MS or STATE=forever/],
     [['--retention', 'completed=-1'], /"completed=-1" is not STATE=MS/],
-    [['--retention', 'completed=315360000001'], /worker option retention\.completed: must be false \(keep forever\) or an integer number of ms from 0 to 315360000000/],
+    [['--retention', 'completed=315360000001'], /^baton: --retention completed: must be false \(keep forever\) or an integer number of ms from 0 to 315360000000/],
     [['--retention', 'completed=forever', '--retention', 'completed=0'], /--retention.*completed is given twice: one value per state/],
     [['--retention', 'completed=1', '--no-prune'], /--no-prune and --retention contradict each other/],
   ])('%j is refused with one line and exit 2; nothing is pruned', async (args, message) => {

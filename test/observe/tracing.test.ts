@@ -217,8 +217,11 @@ describe('schedule and service spans', () => {
       'messaging.message.id': String(job!.id),
     });
     expect(job!.traceContext).toEqual({ traceparent: `00-${tick!.traceId}-${tick!.spanId}-01` });
+    // Listening before start(): its first claim can run the job and write its completion
+    // (with a claim that follows at once) before start() resolves, once the tick is due.
+    const completed = waitForEvent(worker, 'job:completed', (e) => e.job.id === job!.id);
     await worker.start();
-    await waitForEvent(worker, 'job:completed', (e) => e.job.id === job!.id);
+    await completed;
     const [run] = await ended('process noop');
     expect(run).toMatchObject({ traceId: tick!.traceId, parentSpanId: tick!.spanId });
     expect(run!.attributes['baton.schedule']).toBe('every-second');

@@ -328,6 +328,42 @@ describe('stop() around start() (a signal during start-up)', () => {
     expect((await baton.listWorkers()).map((w) => w.id)).not.toContain(worker.id);
   });
 
+  it('a claim in flight when stop() begins: its jobs are handed back by the shutdown — job:released, counted in the summary, queued again with the attempt not counted, no handler started', async () => {
+    const { baton, kit } = await openKitBaton();
+    const enqueued = await baton.enqueueMany([1, 2, 3].map(() => ({ task: kit.sleepy, payload: { ms: 10 } })));
+    const ids = enqueued.map((j) => j.id);
+    // The claim commits in the database, then waits here until stop() has begun.
+    const store = baton.store;
+    const claim = store.jobClaim.bind(store);
+    let claimedInDatabase!: () => void;
+    const inFlight = new Promise<void>((resolve) => (claimedInDatabase = resolve));
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    store.jobClaim = async (params) => {
+      const claimed = await claim(params);
+      if (claimed.length > 0) {
+        claimedInDatabase();
+        await gate;
+      }
+      return claimed;
+    };
+    const worker = baton.worker({ tasks: kit.tasks, concurrency: 5 });
+    const released: number[] = [];
+    const started: number[] = [];
+    worker.on('job:released', (e) => released.push(e.job.id));
+    worker.on('job:started', (e) => started.push(e.job.id));
+    const starting = worker.start();
+    await inFlight;
+    const stopping = worker.stop();
+    letGo();
+    const summary = await stopping;
+    await starting;
+    expect(summary).toEqual({ finished: 0, released: 3, abandoned: 0, unreleased: [] });
+    expect(released.sort((a, b) => a - b)).toEqual(ids);
+    expect(started).toEqual([]);
+    for (const job of enqueued) expect(await baton.getJob(job.id)).toMatchObject({ state: 'queued', attempt: job.attempt });
+  });
+
   it('a worker stopped before start() never starts: start() resolves without claiming', async () => {
     const { baton, job, worker, events } = await unstartedWorker();
     await worker.stop();

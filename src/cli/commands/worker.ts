@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../errors.js';
 import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
-import type { WorkerOptions } from '../../worker/options.js';
+import { resolveWorkerOptions, type WorkerOptions } from '../../worker/options.js';
 import type { StateRetention } from '../../maintenance/retention.js';
 import { logJobOutcomes } from '../../observe/log-job-outcomes.js';
 import { loadWorkerModule } from '../load-tasks.js';
@@ -122,7 +122,6 @@ export function workerCommand(): Command {
       if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokens);
       // Loaded only with --http: a worker that serves nothing starts without hono and prom-client.
       const createHttpApp = flags.http === undefined ? undefined : (await import('../../http/app.js')).createHttpApp;
-      const baton = await openBaton({ database: flags.database, tasks }, 'info');
       const options: WorkerOptions = { tasks, schedules, services, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
       if (flags.prefetch !== undefined) options.prefetch = flags.prefetch;
@@ -134,6 +133,13 @@ export function workerCommand(): Command {
       if (flags.pollInterval !== undefined) options.pollInterval = flags.pollInterval;
       if (flags.prune === false) options.retention = false;
       else if (flags.retention) options.retention = flags.retention;
+      // Checked before the database is opened (or created and migrated): a bad flag changes nothing.
+      try {
+        resolveWorkerOptions(options);
+      } catch (error) {
+        throw byWorkerFlag(error);
+      }
+      const baton = await openBaton({ database: flags.database, tasks }, 'info');
       let worker;
       let app;
       try {
