@@ -125,10 +125,16 @@ export class ConflictError extends BatonError {
 }
 brand(ConflictError, 'ConflictError');
 
-/** A configuration value is invalid; the message names the option. */
+/**
+ * A configuration value is invalid; the message names the option. `issues`: each bad
+ * option's path and message, when a schema found them (`parseConfig`); empty for a
+ * check written by hand (two options that contradict each other, a missing driver).
+ */
 export class ConfigError extends BatonError {
-  constructor(message: string) {
+  readonly issues: ValidationIssue[];
+  constructor(message: string, issues: ValidationIssue[] = []) {
     super('config', message);
+    this.issues = issues;
   }
 }
 brand(ConfigError, 'ConfigError');

@@ -72,7 +72,10 @@ export async function validateWith<Input, Output>(
  */
 export function parseConfig<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ConfigError(configMessage(what, toIssues(parsed.error.issues)));
+  if (!parsed.success) {
+    const issues = toIssues(parsed.error.issues);
+    throw new ConfigError(configMessage(what, issues), issues);
+  }
   return parsed.data;
 }
 

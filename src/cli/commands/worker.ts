@@ -56,18 +56,16 @@ const FLAG_OF: Partial<Record<keyof WorkerOptions, string>> = {
  * A worker's refusal of options the command took from flags, named by the flags
  * (`worker option leaseTtl: must be at least 100 ms` → `--lease-ttl: must be at least
  * 100 ms`; a queue's index is left out, as the flag repeats): a UsageError, exit 2.
- * A refusal that names any other option (the tasks file's tasks, schedules or
- * services) comes back unchanged.
+ * A refusal about any other option (the tasks file's tasks, schedules or services), or
+ * one without issues, comes back unchanged.
  */
 export function byWorkerFlag(error: unknown): unknown {
-  if (!(error instanceof ConfigError)) return error;
-  const parts = error.message.split('; ');
-  const named = parts.map((part) => /^worker option ([A-Za-z]+)((?:\.[^:]*)?): (.*)$/.exec(part));
-  if (named.some((m) => !m || !FLAG_OF[m[1] as keyof WorkerOptions])) return error;
-  return new UsageError(named.map((m) => {
-    const [, option, rest, message] = m!;
-    const where = option === 'queues' || !rest ? '' : ` ${rest.slice(1)}`;
-    return `${FLAG_OF[option as keyof WorkerOptions]}${where}: ${message}`;
+  if (!(error instanceof ConfigError) || error.issues.length === 0) return error;
+  const flags = error.issues.map((i) => FLAG_OF[i.path[0] as keyof WorkerOptions]);
+  if (flags.some((flag) => flag === undefined)) return error;
+  return new UsageError(error.issues.map((issue, n) => {
+    const rest = issue.path[0] === 'queues' ? [] : issue.path.slice(1);
+    return `${flags[n]}${rest.length > 0 ? ` ${rest.join('.')}` : ''}: ${issue.message}`;
   }).join('; '));
 }
 
@@ -149,7 +147,7 @@ export function workerCommand(): Command {
         app = createHttpApp?.(baton, { ...tokens, tasks });
       } catch (error) {
         await baton.close();
-        throw byWorkerFlag(error);
+        throw error;
       }
       if (!flags.quiet) logJobOutcomes(worker, baton.logger.child({ workerId: worker.id, component: 'job' }));
       if (flags.json) {
