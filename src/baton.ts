@@ -12,7 +12,7 @@ import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { BatonError, ConfigError, StoreError, describeError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
 import type { TimelineEntry } from './job/timeline.js';
-import type { EnqueueOptions, Job, TransactionClient } from './job/types.js';
+import type { EnqueueOptions, Job, JobSummary, TransactionClient } from './job/types.js';
 import type { ClientEvents } from './client/events.js';
 import { TypedEmitter } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
@@ -68,7 +68,7 @@ export interface Baton {
   getJob(id: number): Promise<Job>;
   /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */
   getJobTimeline(id: number): Promise<{ job: Job; timeline: TimelineEntry[] }>;
-  listJobs(options?: ListOptions): Promise<Job[]>;
+  listJobs(options?: ListOptions): Promise<JobSummary[]>;
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
   /** Completed and failed jobs per queue per minute over the last `minutes` (default 15), zeros filled in. */
   queueThroughput(minutes?: number): Promise<Map<string, ThroughputPoint[]>>;

@@ -1,5 +1,5 @@
 import type { TimelineEntry } from '../job/timeline.js';
-import type { Job } from '../job/types.js';
+import type { Job, JobSummary } from '../job/types.js';
 import { jobView } from '../job/view.js';
 
 /**
@@ -136,20 +136,20 @@ export function bytes(n: number): string {
 }
 
 /** The state shown to people: the stored state or its view (`delayed`, `retrying`, `cancelling`). */
-export function displayState(job: Job, now = Date.now()): string {
+export function displayState(job: Pick<Job, 'state' | 'runAt' | 'attempt' | 'cancelRequestedAt'>, now = Date.now()): string {
   return jobView(job, now);
 }
 
 /** The progress cell: `current/total message`, or "-". */
-export function progressCell(job: Job): string {
+export function progressCell(job: Pick<Job, 'progress'>): string {
   const p = job.progress;
   if (!p) return '-';
   const base = p.total === undefined ? String(p.current) : `${p.current}/${p.total}`;
   return p.message ? `${base} ${truncate(p.message, 30)}` : base;
 }
 
-/** The jobs table: id, task, queue, state, attempt, progress, age. */
-export function jobsTable(jobs: readonly Job[], now = Date.now()): string {
+/** The jobs table: id, task, queue, state, attempt, progress, age, and the start of the payload. */
+export function jobsTable(jobs: readonly JobSummary[], now = Date.now()): string {
   return table(jobs, {
     id: (j) => String(j.id),
     task: (j) => j.task,
@@ -158,6 +158,7 @@ export function jobsTable(jobs: readonly Job[], now = Date.now()): string {
     attempt: (j) => `${j.attempt}/${j.maxAttempts}`,
     progress: progressCell,
     age: (j) => age(j.createdAt, now),
+    payload: (j) => truncate(j.payloadPreview.text, 40),
   });
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import { jobTimeline, type TimelineEntry } from '../job/timeline.js';
-import { JOB_STATES, type Job } from '../job/types.js';
+import { JOB_STATES, type Job, type JobSummary } from '../job/types.js';
 import type { JobFilter, QueueCount } from '../store/store.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
@@ -59,11 +59,14 @@ const listSchema = z.object({
 });
 
 /**
- * Lists jobs newest first.
+ * Lists jobs newest first, as summaries: payload, result, checkpoint and the last
+ * error's message come as previews (their first PREVIEW_CHARS characters and their size
+ * in bytes, see Preview), so a page stays small whatever the jobs carry; `getJob` gives
+ * the whole values.
  * @throws ValidationError for an unknown state, a bad limit or cursor, or a queue or task
  *   filter with NUL or a lone UTF-16 surrogate (no job can carry one)
  */
-export async function listJobs(deps: ClientDeps, options: ListOptions = {}): Promise<Job[]> {
+export async function listJobs(deps: ClientDeps, options: ListOptions = {}): Promise<JobSummary[]> {
   const { limit = 50, before, ...filter } = parseInput(listSchema, options, 'invalid list options');
   return deps.store.jobList({ ...filter, limit, ...(before === undefined ? {} : { beforeId: before }) });
 }

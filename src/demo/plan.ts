@@ -119,7 +119,8 @@ async function unfinishedRuns(baton: Baton, root: string): Promise<Array<{ queue
   const open = [...new Set(counts.filter((c) => (c.state === 'queued' || c.state === 'running') && c.count > 0).map((c) => c.queue))].sort().reverse();
   const runs = [];
   for (const queue of open) {
-    const [manifest] = await baton.listJobs({ queue, task: MANIFEST_TASK, limit: 1 });
+    const [listed] = await baton.listJobs({ queue, task: MANIFEST_TASK, limit: 1 });
+    const manifest = listed && (await baton.getJob(listed.id));
     if (!manifest || (manifest.payload as unknown as ManifestPayload).root !== root) continue;
     runs.push({ queue, manifest, total: counts.filter((c) => c.queue === queue).reduce((n, c) => n + c.count, 0) });
   }

@@ -12,7 +12,7 @@
  * one right now), so a later plain run does not resume a run nobody wants.
  */
 import type { Baton } from '../baton.js';
-import type { Job, JobState } from '../job/types.js';
+import type { JobState } from '../job/types.js';
 import type { StopSummary } from '../worker/events.js';
 import type { Worker } from '../worker/worker.js';
 import { DemoError, type DemoPlan } from './plan.js';
@@ -166,28 +166,28 @@ export async function summarize(baton: Baton, plan: DemoPlan, session?: DemoSess
     manifest: { jobId: plan.manifestJobId, state: status.manifest.state, file: null, jsonl: plan.manifestJsonl, entries: 0, itemsDone: 0 },
     session: { jobs: session?.jobsDone ?? 0, ms: session ? Date.now() - session.startedAt : 0 },
   };
-  const failures: Job[] = [];
+  const failures: number[] = [];
   let before: number | undefined;
   for (;;) {
     const page = await baton.listJobs({ queue: plan.queue, task: HASH_TASK, limit: 1000, ...(before === undefined ? {} : { before }) });
     for (const job of page) {
       if (job.state === 'completed') {
-        const r = job.result as unknown as HashResult;
+        // Lists carry previews: a result too long for one (a long path) is read whole.
+        const preview = job.resultPreview;
+        const r = (preview && !preview.truncated ? JSON.parse(preview.text) : (await baton.getJob(job.id)).result) as HashResult;
         summary.completed++;
         summary.bytes += r.bytes;
         summary.gzipBytes += r.gzipBytes;
       } else if (job.state === 'failed') {
         summary.failed++;
-        failures.push(job);
+        failures.push(job.id);
       } else if (job.state === 'cancelled') summary.cancelled++;
     }
     if (page.length < 1000) break;
     before = page.at(-1)!.id;
   }
-  summary.failures = failures
-    .sort((a, b) => a.id - b.id)
-    .slice(0, 5)
-    .map((job) => ({ jobId: job.id, path: (job.payload as { path?: string }).path ?? '?', message: job.errors.at(-1)?.message ?? 'failed' }));
+  const firstFailures = await Promise.all(failures.sort((a, b) => a - b).slice(0, 5).map((id) => baton.getJob(id)));
+  summary.failures = firstFailures.map((job) => ({ jobId: job.id, path: (job.payload as { path?: string }).path ?? '?', message: job.errors.at(-1)?.message ?? 'failed' }));
   const manifest = await baton.getJob(plan.manifestJobId);
   summary.manifest.itemsDone = manifest.checkpoint === null ? 0 : manifestItemsDone(manifest.checkpoint);
   if (manifest.state === 'completed') {

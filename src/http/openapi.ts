@@ -92,6 +92,24 @@ export const openApiDocument = {
           schedule: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
         },
       },
+      Preview: {
+        type: 'object',
+        required: ['text', 'bytes', 'truncated'],
+        description: 'The start of a value\'s text: its first 200 characters (a JSON value: its JSON text; an error: its message), its whole size in UTF-8 bytes, and whether text is only the start',
+        properties: { text: { type: 'string' }, bytes: { type: 'integer' }, truncated: { type: 'boolean' } },
+      },
+      JobSummary: {
+        type: 'object',
+        description: 'A job as lists show it: the fields of Job but payload, result, checkpoint and errors, which come as previews (GET /api/jobs/{id} has them whole)',
+        properties: {
+          id: { type: 'integer' }, queue: { type: 'string' }, task: { type: 'string' }, state: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] },
+          view: { enum: ['queued', 'delayed', 'retrying', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
+          payloadPreview: ref('Preview'), resultPreview: { oneOf: [ref('Preview'), { type: 'null' }] }, checkpointPreview: { oneOf: [ref('Preview'), { type: 'null' }] },
+          errorCount: { type: 'integer' },
+          lastError: { oneOf: [{ type: 'object', properties: { attempt: { type: 'integer' }, time: { type: 'string' }, message: ref('Preview') } }, { type: 'null' }] },
+        },
+        additionalProperties: true,
+      },
       PauseResult: { type: 'object', properties: { queue: { type: 'string' }, paused: { type: 'boolean' }, changed: { type: 'boolean', description: 'false when it already was so' } } },
       Job: {
         type: 'object',
@@ -128,7 +146,7 @@ export const openApiDocument = {
         responses: { '201': ok('the job', ref('Job')), ...errors },
       },
       get: {
-        summary: 'List jobs, newest first',
+        summary: 'List jobs, newest first: payload, result, checkpoint and the last error as bounded previews (JobSummary)',
         parameters: [
           { name: 'state', in: 'query', schema: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] } },
           { name: 'queue', in: 'query', schema: { type: 'string' } },
@@ -136,7 +154,7 @@ export const openApiDocument = {
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
           { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'nextCursor of the previous page' },
         ],
-        responses: { '200': ok('a page', { type: 'object', properties: { items: { type: 'array', items: ref('Job') }, nextCursor: { type: ['string', 'null'] } } }), ...errors },
+        responses: { '200': ok('a page', { type: 'object', properties: { items: { type: 'array', items: ref('JobSummary') }, nextCursor: { type: ['string', 'null'] } } }), ...errors },
       },
     },
     '/api/jobs/{id}': {
@@ -147,6 +165,9 @@ export const openApiDocument = {
       },
       delete: { summary: 'Delete a job that is not running (admin; no body): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
     },
+    ...Object.fromEntries(['payload', 'result', 'checkpoint'].map((value) => [`/api/jobs/{id}/${value}`, {
+      get: { summary: `The job's ${value}, whole, as raw JSON (a download: Content-Disposition attachment); null when it has none`, parameters: [idParam], responses: { '200': ok(`the ${value}`, {}), ...errors } },
+    }])),
     '/api/jobs/{id}/cancel': {
       post: {
         summary: 'Cancel a job (admin): queued → cancelled; running → its worker aborts it; terminal → 409',

@@ -81,6 +81,53 @@ export interface Job<Payload = Json, Result = Json> {
   traceContext: Record<string, string> | null;
 }
 
+/**
+ * The start of a stored value's text with its whole size: what job lists carry in place
+ * of payloads, results, checkpoints and error messages, cut in the database so that a
+ * large value never crosses the wire for a list. The whole value comes from `getJob`
+ * (HTTP `GET /api/jobs/:id`, or `GET /api/jobs/:id/payload` and friends for the raw JSON).
+ */
+export interface Preview {
+  /**
+   * The first {@link PREVIEW_CHARS} characters (Unicode code points) of the text: for a
+   * JSON value its JSON text as stored, for an error its message. The whole text when
+   * `truncated` is false (a JSON value's text then parses with JSON.parse).
+   */
+  text: string;
+  /** The whole text's size in bytes (UTF-8). */
+  bytes: number;
+  /** True when `text` is only the start of the text. */
+  truncated: boolean;
+}
+
+/** The most characters a {@link Preview} holds. */
+export const PREVIEW_CHARS = 200;
+
+/** The last failed attempt of a job, as lists show it: its message previewed, no stack. */
+export interface ErrorPreview {
+  attempt: number;
+  time: Date;
+  message: Preview;
+}
+
+/**
+ * A job as lists return it (`listJobs`, HTTP `GET /api/jobs`, `baton jobs`): every field
+ * of {@link Job} but the four that may be large, which come as bounded previews. At most
+ * about 1 kB of values per job, whatever their size.
+ */
+export interface JobSummary extends Omit<Job, 'payload' | 'result' | 'checkpoint' | 'errors'> {
+  /** The payload's JSON text, previewed. */
+  payloadPreview: Preview;
+  /** The result's JSON text, previewed; null when the job has stored no result. */
+  resultPreview: Preview | null;
+  /** The checkpoint's JSON text, previewed; null when the job has none. */
+  checkpointPreview: Preview | null;
+  /** Failed attempts recorded (the length of the job's `errors`). */
+  errorCount: number;
+  /** The latest failed attempt; null when none failed. */
+  lastError: ErrorPreview | null;
+}
+
 /** A job claimed by a worker, with the fencing token of this claim. */
 export interface ClaimedJob extends Job {
   leaseToken: number;

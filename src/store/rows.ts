@@ -1,4 +1,4 @@
-import type { ClaimedJob, Job, JobError, JobState } from '../job/types.js';
+import type { ClaimedJob, Job, JobError, JobState, JobSummary, Preview } from '../job/types.js';
 import type { JobTimelineRecord, NewJob, ScheduleRecord, ServiceRecord, StoredJobEvent, WorkerRecord } from './store.js';
 
 /**
@@ -59,6 +59,31 @@ export interface JobRowOf<Id, Time, Json> {
   timeline: Json;
   last_worker: string | null;
 }
+
+/**
+ * A `jobs` row as `jobList` reads it: the columns of {@link JOB_SUMMARY_COLUMNS}, and in
+ * place of the large ones, the first PREVIEW_CHARS characters of each (`*_head`) and
+ * its whole size in bytes (`*_bytes`); the last error's fields; never the timeline.
+ */
+export type JobSummaryRowOf<Id, Time, Json> = Omit<JobRowOf<Id, Time, Json>, 'payload' | 'checkpoint' | 'result' | 'errors' | 'timeline' | 'last_worker' | 'lease_token'> & {
+  payload_head: string;
+  payload_bytes: number;
+  result_head: string | null;
+  result_bytes: number | null;
+  checkpoint_head: string | null;
+  checkpoint_bytes: number | null;
+  error_count: number;
+  last_error_attempt: number | null;
+  /** ms since the epoch */
+  last_error_time: number | null;
+  last_error_head: string | null;
+  last_error_bytes: number | null;
+};
+
+/** The plain columns `jobList` reads (both drivers); the previews are each driver's expressions. */
+export const JOB_SUMMARY_COLUMNS = `id, queue, task, state, priority, run_at, attempt, max_attempts, timeout_ms, key, progress,
+  cancel_requested_at, cancel_reason, created_at, started_at, finished_at, lease_owner, lease_expires_at,
+  schedule_name, scheduled_for, concurrency_key, concurrency_limit, trace_context`;
 
 /** A `schedules` row. */
 export interface ScheduleRowOf<Id, Time, Json, Bool> {
@@ -132,6 +157,49 @@ function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unkno
     checkpoint: c.json(row.checkpoint) as Job['checkpoint'],
     result: c.json(row.result) as Job['result'],
     errors: errors.map((e) => ({ ...e, time: new Date(e.time) })),
+    cancelRequestedAt: date(row.cancel_requested_at),
+    cancelReason: row.cancel_reason,
+    createdAt: new Date(c.time(row.created_at)),
+    startedAt: date(row.started_at),
+    finishedAt: date(row.finished_at),
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: date(row.lease_expires_at),
+    scheduleName: row.schedule_name ?? null,
+    scheduledFor: date(row.scheduled_for),
+    concurrencyKey: row.concurrency_key ?? null,
+    concurrencyLimit: row.concurrency_limit ?? null,
+    traceContext: c.json(row.trace_context ?? null) as Job['traceContext'],
+  };
+}
+
+/** A preview from the start of a text and its whole size: truncated when the start is smaller. */
+function preview(head: string, bytes: number): Preview {
+  return { text: head, bytes, truncated: Buffer.byteLength(head, 'utf8') < bytes };
+}
+
+/** Maps a `jobList` row to the public JobSummary shape. */
+function readJobSummary<I, T, J>(row: JobSummaryRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): JobSummary {
+  const date = (value: T | null) => orNull(value, (v) => new Date(c.time(v)));
+  const previewOf = (head: string | null, bytes: number | null) => (head === null || bytes === null ? null : preview(head, bytes));
+  return {
+    id: c.id(row.id),
+    queue: row.queue,
+    task: row.task,
+    payloadPreview: preview(row.payload_head, row.payload_bytes),
+    state: row.state,
+    priority: row.priority,
+    runAt: new Date(c.time(row.run_at)),
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    key: row.key,
+    progress: c.json(row.progress) as Job['progress'],
+    checkpointPreview: previewOf(row.checkpoint_head, row.checkpoint_bytes),
+    resultPreview: previewOf(row.result_head, row.result_bytes),
+    errorCount: row.error_count,
+    lastError: row.last_error_attempt === null || row.last_error_time === null
+      ? null
+      : { attempt: row.last_error_attempt, time: new Date(row.last_error_time), message: preview(row.last_error_head ?? '', row.last_error_bytes ?? 0) },
     cancelRequestedAt: date(row.cancel_requested_at),
     cancelReason: row.cancel_reason,
     createdAt: new Date(c.time(row.created_at)),
@@ -258,7 +326,7 @@ function readWorker<T, L>(row: WorkerRowOf<T, L>, c: ColumnReader<unknown, T, un
 
 /**
  * The row mappers of a driver whose columns read as `reader` says: `rowToJob`,
- * `rowToClaimedJob` (with the lease token), `rowToJobTimeline` (with the stored timeline), `rowToSchedule`, `rowToService`,
+ * `rowToClaimedJob` (with the lease token), `rowToJobTimeline` (with the stored timeline), `rowToJobSummary` (a list's previews), `rowToSchedule`, `rowToService`,
  * `rowToWorker`. Pure functions; they throw only on a malformed JSON column.
  */
 export function rowMappers<I, T, J, B, L>(reader: ColumnReader<I, T, J, B, L>) {
@@ -266,6 +334,7 @@ export function rowMappers<I, T, J, B, L>(reader: ColumnReader<I, T, J, B, L>) {
     rowToJob: (row: JobRowOf<I, T, J>): Job => readJob(row, reader),
     rowToClaimedJob: (row: JobRowOf<I, T, J>): ClaimedJob => readClaimedJob(row, reader),
     rowToJobTimeline: (row: JobRowOf<I, T, J>): JobTimelineRecord => readJobTimeline(row, reader),
+    rowToJobSummary: (row: JobSummaryRowOf<I, T, J>): JobSummary => readJobSummary(row, reader),
     rowToSchedule: (row: ScheduleRowOf<I, T, J, B>): ScheduleRecord => readSchedule(row, reader),
     rowToService: (row: ServiceRowOf<T, B>): ServiceRecord => readService(row, reader),
     rowToWorker: (row: WorkerRowOf<T, L>): WorkerRecord => readWorker(row, reader),

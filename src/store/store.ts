@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { ClaimedJob, Job, Progress, TransactionClient } from '../job/types.js';
+import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
 import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause } from './types.js';
 
 /**
@@ -192,12 +192,15 @@ export interface Store {
   jobTimeline(params: { id: number }): Promise<JobTimelineRecord | null>;
 
   /**
-   * Jobs matching every given filter field, newest first (id descending).
+   * Jobs matching every given filter field, newest first (id descending), as summaries:
+   * payload, result, checkpoint and the last error's message are cut to their first
+   * PREVIEW_CHARS characters in the database (with their whole size in bytes), the other
+   * errors and the timeline are not read out, so a page costs the same whatever the values hold.
    * @param params.limit - at most this many jobs
    * @param params.beforeId - exclusive cursor: only jobs with a smaller id (the last id of the previous page)
    * @returns up to `limit` jobs; [] when none match
    */
-  jobList(params: JobFilter & { limit: number; beforeId?: number }): Promise<Job[]>;
+  jobList(params: JobFilter & { limit: number; beforeId?: number }): Promise<JobSummary[]>;
 
   /**
    * Job counts per queue and state, by queue then state; pairs with no job are left out.

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CancelledError, ConflictError, NotFoundError, ValidationError, defineTask, type Baton, type Job } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
+import { listFullJobs } from '../helpers/client.js';
 
 /** Runs until cancelled; records what its signal was aborted with. */
 const seen: unknown[] = [];
@@ -33,7 +34,7 @@ async function settled(baton: Baton, queue: string, outcome: 'completed' | 'fail
 }
 
 /** Every job, by id: for "nothing changed" comparisons. */
-const everything = async (baton: Baton) => (await baton.listJobs({ limit: 1000 })).sort((a, b) => a.id - b.id);
+const everything = async (baton: Baton) => (await listFullJobs(baton, { limit: 1000 })).sort((a, b) => a.id - b.id);
 
 describe('baton.jobs.retryMany', () => {
   it('failed (and cancelled) jobs matching the filter → queued, in batches, exact counts; a dry run and a bad filter change nothing; other jobs untouched', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError } from 'baton-jobs';
+import { ConflictError, PREVIEW_CHARS } from 'baton-jobs';
 import type { Store } from '../../src/store/store.js';
 import { claim, claimOne, get, insert, ms, newJob, running, T0, type Harness } from './harness.js';
 
@@ -190,6 +190,57 @@ export function jobAdminTests(h: Harness): void {
       expect(paged).toEqual(desc);
       expect(await list({ limit: 100, beforeId: ids[2]! })).toEqual([ids[1], ids[0]]);
       expect(await list({ limit: 100, beforeId: ids[0]! })).toEqual([]);
+    });
+  });
+
+  describe('jobList previews', () => {
+    it('a summary: every field of the job but payload, result, checkpoint and errors, which come as previews (whole when short)', async () => {
+      const { store } = await h.setup();
+      const job = await running(store, { payload: '{"a":1}' });
+      await store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: '[1,2]' });
+      await store.jobCompleteMany({ items: [{ id: job.id, token: job.leaseToken, result: '"é"' }], now: T0 + 1 });
+      const whole = await get(store, job.id);
+      const [summary] = await store.jobList({ limit: 10 });
+      const { payload: _p, result: _r, checkpoint: _c, errors: _e, ...rest } = whole;
+      expect(summary).toEqual({
+        ...rest,
+        payloadPreview: { text: '{"a":1}', bytes: 7, truncated: false },
+        resultPreview: { text: '"é"', bytes: 4, truncated: false },
+        checkpointPreview: { text: '[1,2]', bytes: 5, truncated: false },
+        errorCount: 0,
+        lastError: null,
+      });
+      await insert(store);
+      expect((await store.jobList({ limit: 1 }))[0]).toMatchObject({ resultPreview: null, checkpointPreview: null, errorCount: 0, lastError: null });
+    });
+
+    it('large values are cut in the database to PREVIEW_CHARS characters, with their whole size in UTF-8 bytes; the last error previewed, no stack', async () => {
+      const { store } = await h.setup();
+      const big = (n: number) => JSON.stringify({ s: 'é€'.repeat(n) });
+      const payload = big(500_000); // ~2.5 MB of JSON text
+      const job = await running(store, { payload, maxAttempts: 2 });
+      await store.jobFail({ id: job.id, token: job.leaseToken, error: { attempt: 1, time: T0 + 1, message: 'first', stack: 'at a' }, retryAt: T0 + 2, now: T0 + 1 });
+      const again = await claimOne(store, { now: T0 + 3 });
+      const message = `boom ${'x'.repeat(300_000)}`;
+      await store.jobCheckpoint({ id: again.id, token: again.leaseToken, checkpoint: big(1000) });
+      await store.jobFail({ id: again.id, token: again.leaseToken, error: { attempt: 2, time: T0 + 4, message, stack: 's'.repeat(100_000) }, retryAt: null, now: T0 + 4 });
+      const [summary] = await store.jobList({ limit: 10 });
+      expect(summary!.payloadPreview).toEqual({ text: [...payload].slice(0, PREVIEW_CHARS).join(''), bytes: Buffer.byteLength(payload), truncated: true });
+      expect(summary!.checkpointPreview).toEqual({ text: [...big(1000)].slice(0, PREVIEW_CHARS).join(''), bytes: Buffer.byteLength(big(1000)), truncated: true });
+      expect(summary!.resultPreview).toBeNull();
+      expect(summary!.errorCount).toBe(2);
+      expect(summary!.lastError).toEqual({ attempt: 2, time: new Date(T0 + 4), message: { text: message.slice(0, PREVIEW_CHARS), bytes: message.length, truncated: true } });
+      expect(JSON.stringify(summary).length).toBeLessThan(3000);
+    });
+
+    it('a value of exactly PREVIEW_CHARS characters is whole (not truncated); one more character is cut', async () => {
+      const { store } = await h.setup();
+      const text = (chars: number) => JSON.stringify('€'.repeat(chars - 2));
+      await insert(store, { payload: text(PREVIEW_CHARS) });
+      await insert(store, { payload: text(PREVIEW_CHARS + 1) });
+      const [longer, exact] = await store.jobList({ limit: 10 });
+      expect(exact!.payloadPreview).toEqual({ text: text(PREVIEW_CHARS), bytes: Buffer.byteLength(text(PREVIEW_CHARS)), truncated: false });
+      expect(longer!.payloadPreview).toEqual({ text: text(PREVIEW_CHARS + 1).slice(0, PREVIEW_CHARS), bytes: Buffer.byteLength(text(PREVIEW_CHARS + 1)), truncated: true });
     });
   });
 

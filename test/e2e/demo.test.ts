@@ -6,6 +6,7 @@ import { openBaton, tempDatabase, tempDir } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { runCli, spawnCli, stdoutOf } from '../helpers/cli.js';
 import { planDemo } from '../../src/demo/plan.js';
+import { listFullJobs } from '../helpers/client.js';
 
 const FILES = 200;
 
@@ -72,10 +73,10 @@ describe('baton demo', () => {
     expect(run.stdout).toContain(`(${totalBytes} B)`);
 
     const baton = await openBaton({ database: db.url });
-    const [failed] = await baton.listJobs({ state: 'failed' });
+    const [failed] = await listFullJobs(baton, { state: 'failed' });
     expect(failed!.attempt).toBe(1); // non-retryable: no second attempt
     expect(failed!.errors).toHaveLength(1);
-    const completed = await baton.listJobs({ state: 'completed', limit: 1000 });
+    const completed = await listFullJobs(baton, { state: 'completed', limit: 1000 });
     expect(completed).toHaveLength(FILES + 1); // the hashes and the manifest
     const hashed = completed.find((j) => (j.payload as { path: string }).path === sample.path)!;
     expect(hashed.result).toMatchObject({ sha256: sample.sha256, bytes: sample.bytes, gzipBytes: expect.any(Number) });

@@ -131,7 +131,7 @@ async function allJobs(baton: Baton): Promise<Job[]> {
   const jobs: Job[] = [];
   for (let before: number | undefined; ; ) {
     const page = await baton.listJobs({ limit: 1000, ...(before === undefined ? {} : { before }) });
-    jobs.push(...page);
+    jobs.push(...(await Promise.all(page.map((j) => baton.getJob(j.id)))));
     if (page.length < 1000) return jobs;
     before = page.at(-1)!.id;
   }

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { spawnTs, type ChildHandle, type ChildMessage } from './child.js';
+import type { Baton, Job, ListOptions } from 'baton-jobs';
 
 /** Runs one client operation in another process (test/fixtures/client-process.ts) and returns its answer. */
 export async function inOtherProcess(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume'; [key: string]: unknown }): Promise<ChildMessage> {
@@ -13,4 +14,12 @@ export async function inOtherProcess(command: { database: string; op: 'cancel' |
  */
 export function spawnClient(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume'; [key: string]: unknown }): ChildHandle {
   return spawnTs(fileURLToPath(new URL('../fixtures/client-process.ts', import.meta.url)), [JSON.stringify(command)]);
+}
+
+/**
+ * `baton.listJobs(options)` with each job read whole (`getJob`): for tests that look at
+ * payloads, results or errors, which lists carry only as previews.
+ */
+export async function listFullJobs(baton: Pick<Baton, 'listJobs' | 'getJob'>, options?: ListOptions): Promise<Job[]> {
+  return Promise.all((await baton.listJobs(options)).map((job) => baton.getJob(job.id)));
 }

@@ -15,6 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { CancelledError, defineTask, type Baton, type Clock, type Job, type Worker, type WorkerEvents } from 'baton-jobs';
 import { openBaton, tempDatabase, testDriver } from '../helpers/db.js';
+import { listFullJobs } from '../helpers/client.js';
 
 const T0 = Date.parse('2026-03-02T12:00:00Z');
 const S = 1000;
@@ -77,7 +78,7 @@ async function fleet(overlap: 'skip' | 'queue' | 'allow' | 'cancelPrevious') {
   for (const w of workers) await w.start();
   const overlapped: number[] = [];
   for (const w of workers) w.on('schedule:overlapped', (e) => overlapped.push((e.scheduledFor.getTime() - T0) / S));
-  const jobs = async () => (await a.listJobs({ limit: 100 })).filter((j) => j.scheduleName === 'every30').sort((x, y) => x.id - y.id);
+  const jobs = async () => (await listFullJobs(a, { limit: 100 })).filter((j) => j.scheduleName === 'every30').sort((x, y) => x.id - y.id);
   const job = async (tick: number): Promise<Job> => (await jobs()).find((j) => j.scheduledFor!.getTime() === T0 + tick * S)!;
   const started = (tick: number) => when(workers, () => log.includes(`start:${tick}`), `the run of tick ${tick}`);
   return {

@@ -3,6 +3,7 @@ import { ConfigError, NotFoundError, ValidationError, defineSchedule, defineTask
 import { z } from 'zod';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
+import { listFullJobs } from '../helpers/client.js';
 
 const noop = defineTask('noop', { handler: async (payload: unknown) => payload as null });
 const T = (iso: string) => Date.parse(iso);
@@ -21,7 +22,7 @@ function record<K extends keyof WorkerEvents>(worker: Worker, name: K): WorkerEv
 }
 
 async function scheduledJobs(baton: Baton, name: string): Promise<Job[]> {
-  return (await baton.listJobs({ limit: 1000 })).filter((j) => j.scheduleName === name).sort((a, b) => a.id - b.id);
+  return (await listFullJobs(baton, { limit: 1000 })).filter((j) => j.scheduleName === name).sort((a, b) => a.id - b.id);
 }
 
 describe('defining schedules', () => {
@@ -165,7 +166,7 @@ describe('ticks: exactly once across instances (compare-and-set with the enqueue
       await Promise.all([w1.loops.scheduler(T(at)), w2.loops.scheduler(T(at)), w2.loops.scheduler(T(at))]);
     }
     expect((await scheduledJobs(p2, 'nightly')).map((j) => j.scheduledFor!.toISOString())).toEqual(['2026-01-05T10:19:00.000Z']);
-    const reports = (await p2.listJobs({ queue: 'reports', limit: 100 })).map((j) => [j.scheduleName, j.payload, j.scheduledFor!.toISOString()]).sort();
+    const reports = (await listFullJobs(p2, { queue: 'reports', limit: 100 })).map((j) => [j.scheduleName, j.payload, j.scheduledFor!.toISOString()]).sort();
     expect(reports).toEqual([
       ['reports-a', { k: 'a' }, '2026-01-05T11:00:00.000Z'],
       ['reports-b', { k: 'b' }, '2026-01-05T11:00:00.000Z'],

@@ -5,7 +5,7 @@ import { ConfigError, createBaton, defineTask } from 'baton-jobs';
 import { migrations as postgresMigrations } from '../../src/store/postgres/migrations/index.js';
 import { migrations as sqliteMigrations } from '../../src/store/sqlite/migrations/index.js';
 import { openBaton, tempDatabase, testDriver, testLogger } from '../helpers/db.js';
-import { spawnClient } from '../helpers/client.js';
+import { spawnClient, listFullJobs } from '../helpers/client.js';
 import { rawQuery } from '../helpers/raw.js';
 
 /** This driver's migrations (PostgreSQL has one SQLite lacks). */
@@ -40,7 +40,7 @@ describe('opening the database: migrations', () => {
     expect(rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
 
     const baton = await openBaton({ database: db.url });
-    const jobs = await baton.listJobs({ limit: 100 });
+    const jobs = await listFullJobs(baton, { limit: 100 });
     expect(jobs.map((j) => (j.payload as { n: number }).n).sort((a, b) => a - b)).toEqual(Array.from({ length: PROCESSES }, (_, n) => n));
   });
 

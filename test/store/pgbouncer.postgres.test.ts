@@ -17,6 +17,7 @@ import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { pgbouncerInstalled, startPgBouncer } from '../helpers/pgbouncer.js';
 import { churn, CHURN, statsUntil, vacuumUntil } from '../conformance/table-health.js';
 import { PgListener, PROBE_TIMEOUT_MS } from '../../src/store/postgres/listener.js';
+import { listFullJobs } from '../helpers/client.js';
 
 /** Never polls: a worker sees other instances' enqueues and cancels only through LISTEN. */
 const PUSH_ONLY = { pollInterval: 600_000, cancelPollInterval: 600_000 };
@@ -77,7 +78,7 @@ describe.skipIf(!pgbouncerInstalled && process.env.CI !== 'true')('through PgBou
     for (let i = 0; i < 4; i++) await b.enqueueMany(Array.from({ length: 10 }, (_, j) => ({ task: echo, payload: { n: i * 10 + j } })));
     const events = await completed;
     expect(new Set(events.map((e) => e.job.id)).size).toBe(40);
-    const jobs = await b.listJobs({ limit: 100 });
+    const jobs = await listFullJobs(b, { limit: 100 });
     expect(jobs.map((j) => j.state)).toEqual(Array(40).fill('completed'));
     expect(jobs.map((j) => (j.result as { n: number }).n).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i));
 

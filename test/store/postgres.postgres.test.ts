@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, NotFoundError, StoreError, ValidationError, createBaton, defineTask, type Baton, type Job, type Worker } from 'baton-jobs';
 import { canonicalJson, createKit, sha256 } from '../fixtures/kit.js';
-import { inOtherProcess } from '../helpers/client.js';
+import { inOtherProcess, listFullJobs } from '../helpers/client.js';
 import { BACKGROUND_OPS, openBaton, postgresUrl, tempDatabase, testLogger } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 import { Ledger } from '../helpers/ledger.js';
@@ -328,8 +328,8 @@ describe('schemas', () => {
     const jobB = await b.enqueue(kit.hash, { from: 'b' });
     expect((await completed).job.id).toBe(jobB.id);
     expect(claimedB).toEqual([{ from: 'b' }]);
-    expect((await a.listJobs()).map((j) => j.payload)).toEqual([{ from: 'a' }]);
-    expect((await b.listJobs()).map((j) => j.payload)).toEqual([{ from: 'b' }]);
+    expect((await listFullJobs(a)).map((j) => j.payload)).toEqual([{ from: 'a' }]);
+    expect((await listFullJobs(b)).map((j) => j.payload)).toEqual([{ from: 'b' }]);
     expect((await a.getJob(jobA.id)).state).toBe('queued');
   });
 

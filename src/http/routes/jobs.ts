@@ -47,6 +47,9 @@ const listQuery = z.strictObject({
 
 const cancelBody = z.strictObject({ reason: z.string().max(10_000).nullable().optional() });
 
+/** The values `GET /api/jobs/:id/<value>` downloads whole. */
+const JOB_VALUES = ['payload', 'result', 'checkpoint'] as const;
+
 /** `:id` → a positive integer. @throws ValidationError */
 export function jobId(text: string): number {
   if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) throw new ValidationError(`job id must be a positive integer, not ${JSON.stringify(text.slice(0, 40))}`);
@@ -54,7 +57,9 @@ export function jobId(text: string): number {
 }
 
 /**
- * /api/jobs: enqueue, list, get, cancel, retry. An enqueue whose request carries a W3C
+ * /api/jobs: enqueue, list (JobSummary items: values as bounded previews), get (the whole job
+ * with its timeline), one value whole as raw JSON (`/:id/payload`, `/:id/result`,
+ * `/:id/checkpoint`), cancel, retry. An enqueue whose request carries a W3C
  * `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
  */
 export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number }): Hono {
@@ -88,6 +93,17 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
     const { job, timeline } = await baton.getJobTimeline(jobId(c.req.param('id')));
     return c.json({ ...jobJson(job, now()), timeline });
   });
+
+  // One value of the job as raw JSON, whole, as a download (the dashboard links a large one
+  // instead of showing it): `null` when the job has none (no result yet, no checkpoint).
+  for (const field of JOB_VALUES) {
+    app.get(`/:id/${field}`, async (c) => {
+      const id = jobId(c.req.param('id'));
+      const job = await baton.getJob(id);
+      c.header('Content-Disposition', `attachment; filename="job-${id}-${field}.json"`);
+      return c.body(JSON.stringify(job[field] ?? null), 200, { 'Content-Type': 'application/json' });
+    });
+  }
 
   app.post('/:id/cancel', async (c) => {
     const id = jobId(c.req.param('id'));

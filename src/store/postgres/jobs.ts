@@ -1,13 +1,13 @@
 import { ConflictError } from '../../errors.js';
-import type { ClaimedJob, Job, TransactionClient } from '../../job/types.js';
+import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary, type TransactionClient } from '../../job/types.js';
 import { END_ATTEMPT } from '../constants.js';
 import { hasKeyStrategy } from '../key-strategies.js';
-import { insertedJob } from '../rows.js';
+import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, moveJobs, RETRIED } from './move.js';
 import { applyKeyStrategies } from './key-strategies.js';
-import { rowToClaimedJob, rowToJob, rowToJobTimeline, type JobRow } from './rows.js';
+import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { cancelRequested, ms, withEvent } from './timeline.js';
 
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
@@ -308,11 +308,25 @@ export async function jobTimeline(ctx: PgContext, { id }: StoreParams<'jobTimeli
   return rows[0] ? rowToJobTimeline(rows[0]) : null;
 }
 
-export async function jobList(ctx: PgContext, p: StoreParams<'jobList'>): Promise<Job[]> {
-  const rows = await ctx.query<JobRow>('list', `
-    SELECT * FROM :schema.jobs_all
+/**
+ * What `jobList` reads of a row: the plain columns, and of each large value its first
+ * PREVIEW_CHARS characters and its size in bytes, cut by the server (payload, result and
+ * checkpoint are json, whose text is stored as written), so the whole value never
+ * crosses the wire.
+ */
+const SUMMARY = `${JOB_SUMMARY_COLUMNS},
+  left(payload::text, ${PREVIEW_CHARS}) AS payload_head, octet_length(payload::text) AS payload_bytes,
+  left(result::text, ${PREVIEW_CHARS}) AS result_head, octet_length(result::text) AS result_bytes,
+  left(checkpoint::text, ${PREVIEW_CHARS}) AS checkpoint_head, octet_length(checkpoint::text) AS checkpoint_bytes,
+  jsonb_array_length(errors) AS error_count, (errors -> -1 ->> 'attempt')::int AS last_error_attempt,
+  (errors -> -1 ->> 'time')::float8 AS last_error_time,
+  left(errors -> -1 ->> 'message', ${PREVIEW_CHARS}) AS last_error_head, octet_length(errors -> -1 ->> 'message') AS last_error_bytes`;
+
+export async function jobList(ctx: PgContext, p: StoreParams<'jobList'>): Promise<JobSummary[]> {
+  const rows = await ctx.query<JobSummaryRow>('list', `
+    SELECT ${SUMMARY} FROM :schema.jobs_all
     WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2) AND ($3::text IS NULL OR task = $3)
       AND ($4::bigint IS NULL OR id < $4)
     ORDER BY id DESC LIMIT $5`, [p.state ?? null, p.queue ?? null, p.task ?? null, p.beforeId ?? null, p.limit]);
-  return rows.map(rowToJob);
+  return rows.map(rowToJobSummary);
 }

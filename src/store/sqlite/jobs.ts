@@ -1,11 +1,11 @@
 import { ConfigError, ConflictError } from '../../errors.js';
-import type { ClaimedJob, Job } from '../../job/types.js';
+import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary } from '../../job/types.js';
 import { CLEAR_LEASE, END_ATTEMPT } from '../constants.js';
-import { insertedJob } from '../rows.js';
+import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
-import { rowToClaimedJob, rowToJob, rowToJobTimeline, type JobRow } from './rows.js';
+import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { CANCEL_REQUESTED, RETRIED_EVENT, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
@@ -311,19 +311,31 @@ export async function jobTimeline(ctx: SqliteContext, { id }: StoreParams<'jobTi
   return row ? rowToJobTimeline(row) : null;
 }
 
-export async function jobList(ctx: SqliteContext, p: StoreParams<'jobList'>): Promise<Job[]> {
+/**
+ * What `jobList` reads of a row: the plain columns, and of each large value its first
+ * PREVIEW_CHARS characters (substr counts characters of TEXT) and its size in bytes
+ * (octet_length: UTF-8 bytes), so the whole value is never read into JavaScript.
+ */
+const SUMMARY = `${JOB_SUMMARY_COLUMNS},
+  substr(payload, 1, ${PREVIEW_CHARS}) AS payload_head, octet_length(payload) AS payload_bytes,
+  substr(result, 1, ${PREVIEW_CHARS}) AS result_head, octet_length(result) AS result_bytes,
+  substr(checkpoint, 1, ${PREVIEW_CHARS}) AS checkpoint_head, octet_length(checkpoint) AS checkpoint_bytes,
+  json_array_length(errors) AS error_count, errors ->> '$[#-1].attempt' AS last_error_attempt, errors ->> '$[#-1].time' AS last_error_time,
+  substr(errors ->> '$[#-1].message', 1, ${PREVIEW_CHARS}) AS last_error_head, octet_length(errors ->> '$[#-1].message') AS last_error_bytes`;
+
+export async function jobList(ctx: SqliteContext, p: StoreParams<'jobList'>): Promise<JobSummary[]> {
   // Only the filters given go into the text, so SQLite can pick the index that fits.
   const where = ['1 = 1'];
   if (p.state) where.push('state = @state');
   if (p.queue) where.push('queue = @queue');
   if (p.task) where.push('task = @task');
   if (p.beforeId !== undefined) where.push('id < @beforeId');
-  const rows = ctx.sql(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
+  const rows = ctx.sql(`SELECT ${SUMMARY} FROM jobs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
     state: p.state ?? null,
     queue: p.queue ?? null,
     task: p.task ?? null,
     beforeId: p.beforeId ?? null,
     limit: p.limit,
-  }) as JobRow[];
-  return rows.map(rowToJob);
+  }) as JobSummaryRow[];
+  return rows.map(rowToJobSummary);
 }

@@ -16,6 +16,8 @@ const STATES = ['queued', 'running', 'completed', 'failed', 'cancelled'];
 const PAGE = 50;
 const MAX_LIMIT = 500;
 const POLL_MS = 3000;
+/** A job's value larger than this (bytes of its JSON text) is shown collapsed on the job page: its size and a download link. */
+const LARGE_VALUE = 64 * 1024;
 
 // ---------------------------------------------------------------- DOM helpers
 
@@ -87,6 +89,63 @@ function json(value) {
   } catch {
     return String(value);
   }
+}
+
+/** "812 B", "64.0 KiB", "10.0 MiB". */
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** A list's preview of a value ({ text, bytes, truncated }, or null): its start, an ellipsis when cut, the size in the tooltip. */
+function previewText(preview) {
+  if (!preview) return h('span', { class: 'muted' }, '—');
+  return h('span', { class: 'clip mono', title: `${size(preview.bytes)}${preview.truncated ? ', cut' : ''}` }, preview.truncated ? `${preview.text}…` : preview.text);
+}
+
+/**
+ * A link that downloads one of a job's values whole (GET api/jobs/:id/<field>, raw JSON).
+ * With a token set, the file is fetched with it (a plain link cannot send the header).
+ */
+function downloadLink(id, field) {
+  const path = `api/jobs/${encodeURIComponent(id)}/${field}`;
+  const name = `job-${id}-${field}.json`;
+  return h('a', {
+    href: path,
+    download: name,
+    'data-download': field,
+    onclick: async (event) => {
+      if (!token()) return;
+      event.preventDefault();
+      try {
+        const res = await fetch(apiUrl(path), { headers: headers(), cache: 'no-store' });
+        if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+        const url = URL.createObjectURL(await res.blob());
+        h('a', { href: url, download: name }).click();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      } catch (error) {
+        flash(`Download failed: ${error.message}`);
+      }
+    },
+  }, `Download ${field} (JSON)`);
+}
+
+/**
+ * One of a job's values on its page: pretty JSON when small; over LARGE_VALUE bytes,
+ * collapsed (its size and a download link) so that the page never lays out megabytes of text.
+ */
+function valueBlock(job, field) {
+  const value = job[field];
+  if (value === null || value === undefined) return h('pre', { id: `job-${field}` }, '—');
+  const compact = JSON.stringify(value);
+  const bytes = new Blob([compact]).size;
+  if (bytes <= LARGE_VALUE) return h('pre', { id: `job-${field}` }, json(value));
+  return h(
+    'div',
+    { id: `job-${field}`, class: 'collapsed', 'data-bytes': bytes },
+    h('span', { class: 'muted' }, `${size(bytes)}: too large to show here. `),
+    downloadLink(job.id, field),
+  );
 }
 
 function badge(text, kind = text) {
@@ -476,7 +535,7 @@ const jobsView = {
       h(
         'table',
         { id: 'jobs' },
-        h('thead', {}, h('tr', {}, ['ID', 'Task', 'Queue', 'State', 'Progress', 'Attempt', 'Created', 'Finished', ''].map((t, i) => h('th', { class: i === 0 || i === 5 ? 'num' : undefined }, t)))),
+        h('thead', {}, h('tr', {}, ['ID', 'Task', 'Queue', 'State', 'Progress', 'Attempt', 'Payload', 'Created', 'Finished', ''].map((t, i) => h('th', { class: i === 0 || i === 5 ? 'num' : undefined }, t)))),
         h(
           'tbody',
           {},
@@ -490,6 +549,7 @@ const jobsView = {
               h('td', {}, badge(viewOf(job))),
               h('td', {}, progressBar(job)),
               h('td', { class: 'num' }, `${job.attempt}/${job.maxAttempts}`),
+              h('td', { 'data-payload': job.payloadPreview?.bytes }, previewText(job.payloadPreview)),
               h('td', {}, time(job.createdAt)),
               h('td', {}, job.finishedAt ? time(job.finishedAt) : viewOf(job) === 'delayed' ? h('span', { class: 'muted' }, `runs ${ago(job.runAt)}`) : '—'),
               h('td', {}, jobActions(job)),
@@ -566,15 +626,8 @@ const jobView = {
       h(
         'div',
         { class: 'grid2' },
-        h('div', { class: 'panel' }, h('h2', {}, 'Payload'), h('pre', { id: 'job-payload' }, json(job.payload))),
-        h(
-          'div',
-          { class: 'panel' },
-          h('h2', {}, 'Result'),
-          h('pre', { id: 'job-result' }, job.result === null || job.result === undefined ? '—' : json(job.result)),
-          h('h2', {}, 'Checkpoint'),
-          h('pre', { id: 'job-checkpoint' }, job.checkpoint === null || job.checkpoint === undefined ? '—' : json(job.checkpoint)),
-        ),
+        h('div', { class: 'panel' }, h('h2', {}, 'Payload'), valueBlock(job, 'payload')),
+        h('div', { class: 'panel' }, h('h2', {}, 'Result'), valueBlock(job, 'result'), h('h2', {}, 'Checkpoint'), valueBlock(job, 'checkpoint')),
       ),
       h(
         'div',
