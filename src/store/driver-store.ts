@@ -89,6 +89,12 @@ export abstract class DriverStore<C> implements Store {
   queueCounts(params: StoreParams<'queueCounts'>) {
     return this.#operations.queueCounts(this.#context, params);
   }
+  queueUnservedTasks(params: StoreParams<'queueUnservedTasks'>) {
+    return this.#operations.queueUnservedTasks(this.#context, params);
+  }
+  queueOldestDue(params: StoreParams<'queueOldestDue'>) {
+    return this.#operations.queueOldestDue(this.#context, params);
+  }
   leaseAcquire(params: StoreParams<'leaseAcquire'>) {
     return this.#operations.leaseAcquire(this.#context, params);
   }

@@ -132,6 +132,8 @@ export interface WorkerRowOf<Time, List> {
   expires_at: Time;
   concurrency: number;
   queues: List;
+  /** null in a row from before migration 21 */
+  tasks: List | null;
   running: List;
 }
 
@@ -320,6 +322,7 @@ function readWorker<T, L>(row: WorkerRowOf<T, L>, c: ColumnReader<unknown, T, un
     expiresAt: c.time(row.expires_at),
     concurrency: row.concurrency,
     queues: c.list(row.queues) as string[],
+    tasks: orNull(row.tasks, (v) => c.list(v) as string[]),
     running: c.list(row.running).map(Number),
   };
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -207,6 +207,25 @@ export interface Store {
    * @param params.queuePrefix - only queues whose name starts with it
    */
   queueCounts(params: { queuePrefix?: string }): Promise<QueueCount[]>;
+
+  /**
+   * Due queued jobs (run_at <= now) whose task no worker live at `now` that serves their
+   * queue registers, counted per queue and task, by queue then task: work that waits for
+   * ever until such a worker starts. A queue no live worker serves at all has every due
+   * task listed. A worker registered without tasks (a row from before migration 21) is
+   * taken to serve every task of its queues. Jobs not yet due are left out (a worker may
+   * start before they are). Cost: one pass over the queued jobs (as queueCounts), then
+   * one probe of the workers per (queue, task).
+   */
+  queueUnservedTasks(params: { now: number }): Promise<UnservedTask[]>;
+
+  /**
+   * Per queue with a due queued job (run_at <= now), the oldest such run_at: a queue's
+   * latency is now minus it. By queue. Read by loose index scans of the claim indexes
+   * (one probe per distinct (queue, priority) of unkeyed jobs and per (queue, key,
+   * priority) of keyed ones), never by reading the queued jobs one by one.
+   */
+  queueOldestDue(params: { now: number }): Promise<QueueOldestDue[]>;
 
   /**
    * Takes the named lease for `owner` when it is free (never taken, released) or

@@ -202,6 +202,11 @@ export interface WorkerRegistration {
   startedAt: number;
   concurrency: number;
   queues: string[];
+  /**
+   * The tasks it serves (registers), by name (migration 21). null in a row written by a
+   * worker from before that migration: taken to serve every task of its queues.
+   */
+  tasks: string[] | null;
   /** Ids of the jobs it runs now. */
   running: number[];
 }
@@ -210,6 +215,21 @@ export interface WorkerRegistration {
 export interface WorkerRecord extends WorkerRegistration {
   lastHeartbeatAt: number;
   expiresAt: number;
+}
+
+/** Due queued jobs of a task that no live worker serving their queue registers, as `queueUnservedTasks` reads them. */
+export interface UnservedTask {
+  queue: string;
+  task: string;
+  /** Its queued jobs with run_at <= now in that queue. */
+  jobs: number;
+}
+
+/** The oldest due queued job of a queue, as `queueOldestDue` reads it. */
+export interface QueueOldestDue {
+  queue: string;
+  /** The smallest run_at of its queued jobs with run_at <= now, ms since the epoch. */
+  runAt: number;
 }
 
 /** Finished jobs of one queue in one minute. */

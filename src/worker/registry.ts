@@ -17,6 +17,7 @@ export async function registerWorker(state: WorkerState, startedAt: number): Pro
       startedAt,
       concurrency: o.concurrency,
       queues: o.queues,
+      tasks: [...state.tasks.keys()],
       running: heldRuns(state).map((run) => run.job.id),
     },
     ttlMs: o.leaseTtl,

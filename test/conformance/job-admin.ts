@@ -244,6 +244,72 @@ export function jobAdminTests(h: Harness): void {
     });
   });
 
+  describe('queueUnservedTasks, queueOldestDue', () => {
+    const worker = (id: string, queues: string[], tasks: string[] | null) => ({ id, host: 'h', pid: 1, startedAt: T0, concurrency: 1, queues, tasks, running: [] });
+
+    it('queueUnservedTasks: due queued jobs per queue and task that no live worker of their queue registers; a queue without workers has all its tasks listed', async () => {
+      const { store } = await h.setup();
+      await store.jobInsertMany({
+        jobs: [
+          newJob({ queue: 'mail', task: 'send' }), newJob({ queue: 'mail', task: 'send' }), newJob({ queue: 'mail', task: 'bounce' }),
+          newJob({ queue: 'mail', task: 'later', runAt: T0 + 10_000 }), newJob({ queue: 'video', task: 'encode' }),
+          newJob({ queue: 'mail', task: 'send', concurrencyKey: 'k', concurrencyLimit: 1 }),
+        ],
+        now: T0,
+      });
+      await running(store, { queue: 'busy', task: 'x' }, { queues: ['busy'], tasks: ['x'] }); // running: never listed
+      // No worker at all: every due task of every queue.
+      expect(await store.queueUnservedTasks({ now: T0 })).toEqual([
+        { queue: 'mail', task: 'bounce', jobs: 1 },
+        { queue: 'mail', task: 'send', jobs: 3 },
+        { queue: 'video', task: 'encode', jobs: 1 },
+      ]);
+      await store.workerUpsert({ worker: worker('w1', ['mail'], ['send']), ttlMs: 10_000, now: T0 });
+      await store.workerUpsert({ worker: worker('w2', ['other'], ['bounce', 'encode']), ttlMs: 20_000, now: T0 }); // the tasks, but not their queues
+      expect(await store.queueUnservedTasks({ now: T0 })).toEqual([
+        { queue: 'mail', task: 'bounce', jobs: 1 },
+        { queue: 'video', task: 'encode', jobs: 1 },
+      ]);
+      // A row without tasks (written before migration 21) serves every task of its queues.
+      await store.workerUpsert({ worker: worker('w3', ['video'], null), ttlMs: 10_000, now: T0 });
+      expect((await store.workerList({ now: T0 })).map((w) => [w.id, w.tasks])).toEqual([['w1', ['send']], ['w2', ['bounce', 'encode']], ['w3', null]]);
+      expect(await store.queueUnservedTasks({ now: T0 })).toEqual([{ queue: 'mail', task: 'bounce', jobs: 1 }]);
+      // w1 and w3 expired; `later` is due.
+      expect(await store.queueUnservedTasks({ now: T0 + 10_000 })).toEqual([
+        { queue: 'mail', task: 'bounce', jobs: 1 },
+        { queue: 'mail', task: 'later', jobs: 1 },
+        { queue: 'mail', task: 'send', jobs: 3 },
+        { queue: 'video', task: 'encode', jobs: 1 },
+      ]);
+      // A refreshed registration replaces the tasks.
+      await store.workerUpsert({ worker: worker('w1', ['mail'], ['send', 'bounce', 'later']), ttlMs: 10_000, now: T0 + 10_000 });
+      expect(await store.queueUnservedTasks({ now: T0 + 10_000 })).toEqual([{ queue: 'video', task: 'encode', jobs: 1 }]);
+    });
+
+    it('queueOldestDue: per queue, the smallest runAt of its due queued jobs (unkeyed and keyed, any priority); queues with none left out', async () => {
+      const { store } = await h.setup();
+      await store.jobInsertMany({
+        jobs: [
+          newJob({ queue: 'a', runAt: T0 + 100 }), newJob({ queue: 'a', priority: 5, runAt: T0 + 50 }), newJob({ queue: 'a', runAt: T0 + 300 }),
+          newJob({ queue: 'b', runAt: T0 + 150 }),
+          newJob({ queue: 'b', concurrencyKey: 'k1', concurrencyLimit: 1, runAt: T0 + 20 }),
+          newJob({ queue: 'b', concurrencyKey: 'k2', concurrencyLimit: 1, priority: 1, runAt: T0 + 10 }),
+          newJob({ queue: 'c', runAt: T0 + 1000 }),
+        ],
+        now: T0,
+      });
+      await running(store, { queue: 'd', runAt: T0 }, { queues: ['d'], now: T0 }); // running: not queued
+      expect(await store.queueOldestDue({ now: T0 + 200 })).toEqual([{ queue: 'a', runAt: T0 + 50 }, { queue: 'b', runAt: T0 + 10 }]);
+      expect(await store.queueOldestDue({ now: T0 + 40 })).toEqual([{ queue: 'b', runAt: T0 + 10 }]);
+      expect(await store.queueOldestDue({ now: T0 + 9 })).toEqual([]);
+      expect(await store.queueOldestDue({ now: T0 + 1000 })).toEqual([{ queue: 'a', runAt: T0 + 50 }, { queue: 'b', runAt: T0 + 10 }, { queue: 'c', runAt: T0 + 1000 }]);
+      // After a claim, the oldest of what is left.
+      expect(await claim(store, { queues: ['b'], limit: 1, now: T0 + 200 })).toHaveLength(1);
+      const left = (await store.jobList({ queue: 'b', state: 'queued', limit: 10 })).map((j) => j.runAt.getTime());
+      expect((await store.queueOldestDue({ now: T0 + 200 })).find((q) => q.queue === 'b')).toEqual({ queue: 'b', runAt: Math.min(...left) });
+    });
+  });
+
   describe('queueCounts, queueThroughput', () => {
     it('queueCounts: jobs per queue and state, narrowed by a queue prefix', async () => {
       const { store } = await h.setup();

@@ -105,7 +105,7 @@ export function queueOpsTests(h: Harness): void {
       await running(store, { queue: 'r' });
       expect(await store.queueKnown({ name: 'r', now: T0 })).toBe(true);
 
-      await store.workerUpsert({ worker: { id: 'w', host: 'h', pid: 1, startedAt: T0, concurrency: 1, queues: ['served'], running: [] }, ttlMs: 1000, now: T0 });
+      await store.workerUpsert({ worker: { id: 'w', host: 'h', pid: 1, startedAt: T0, concurrency: 1, queues: ['served'], tasks: ['t'], running: [] }, ttlMs: 1000, now: T0 });
       expect(await store.queueKnown({ name: 'served', now: T0 + 999 })).toBe(true);
       expect(await store.queueKnown({ name: 'served', now: T0 + 1000 })).toBe(false); // its registration expired
 

@@ -12,6 +12,7 @@ const registration = (overrides: Partial<WorkerRegistration> = {}): WorkerRegist
   startedAt: T0 - 5000,
   concurrency: 8,
   queues: ['default', 'mail'],
+  tasks: ['t'],
   running: [],
   ...overrides,
 });

@@ -9,10 +9,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { defineService, defineTask, type AnyTask, type Baton } from 'baton-jobs';
+import { readFileSync } from 'node:fs';
+import { defineService, defineTask, PREVIEW_CHARS, type AnyTask, type Baton } from 'baton-jobs';
 import { createHttpApp } from 'baton-jobs/http';
 import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
-import { testDriver } from '../helpers/db.js';
+import { openBaton, testDriver } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
 
@@ -40,7 +41,7 @@ afterAll(async () => {
 async function setup(
   options: { queues?: string[]; extraTasks?: AnyTask[]; services?: Parameters<Baton['worker']>[0]['services']; readToken?: string; adminToken?: string } = {},
 ) {
-  const { baton, kit } = await openKitBaton();
+  const { baton, kit, db } = await openKitBaton();
   const flakyState = { allow: false };
   const flaky = defineTask('flaky', {
     maxAttempts: 1,
@@ -61,7 +62,7 @@ async function setup(
   stops.push(() => context.close());
   const page = await context.newPage();
   const watched = watchPage(page);
-  return { baton, kit, worker, flaky, flakyState, firstServiceRun, url: server.url, page, pageErrors: watched.errors };
+  return { baton, db, kit, worker, flaky, flakyState, firstServiceRun, url: server.url, page, pageErrors: watched.errors };
 }
 
 /** Steps of a job that must still be running when the test looks (hours; the test cancels it): however slow the machine, it never finishes first. */
@@ -163,6 +164,33 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     expect(await scriptsContaining(page, '__pwned')).toBe(0);
     expect((await baton.getJob(parked.id)).state).toBe('queued');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a ~10 MB payload: the list shows its start, the job page loads with it collapsed (size and a download link), and the download is the whole value', async () => {
+    const { db, url, page, pageErrors } = await setup();
+    const big = await openBaton({ database: db.url, payloadLimit: 11 * 1024 * 1024 });
+    const payload = { blob: 'x'.repeat(10 * 1024 * 1024) };
+    // On a queue no worker watches: it stays queued.
+    const job = await big.enqueue('hash', payload, { queue: 'parked' });
+    const small = await big.enqueue('hash', { small: true }, { queue: 'parked' });
+
+    await open(page, url, '#/jobs?queue=parked');
+    await page.waitForSelector(`tr[data-job-id="${job.id}"]`);
+    expect(await page.locator(`tr[data-job-id="${job.id}"] td[data-payload]`).textContent()).toBe(`${JSON.stringify(payload).slice(0, PREVIEW_CHARS)}…`);
+
+    await open(page, url, `#/jobs/${job.id}`);
+    const collapsed = page.locator('#job-payload.collapsed');
+    expect(await collapsed.getAttribute('data-bytes')).toBe(String(JSON.stringify(payload).length));
+    expect(await collapsed.textContent()).toContain('10.0 MiB');
+    expect(await page.locator('pre').filter({ hasText: 'xxxxxxxxxx' }).count()).toBe(0);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#job-payload a[data-download="payload"]').click()]);
+    expect(download.suggestedFilename()).toBe(`job-${job.id}-payload.json`);
+    expect(readFileSync((await download.path())!, 'utf8')).toBe(JSON.stringify(payload));
+
+    // A small value is shown inline as before.
+    await open(page, url, `#/jobs/${small.id}`);
+    expect(JSON.parse((await page.locator('pre#job-payload').textContent())!)).toEqual({ small: true });
     expect(pageErrors).toEqual([]);
   });
 

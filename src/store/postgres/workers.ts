@@ -2,15 +2,15 @@ import type { StoreParams, WorkerRecord } from '../store.js';
 import { date, type PgContext } from './context.js';
 import { rowToWorker, type WorkerRow } from './rows.js';
 
-/** The worker registry on PostgreSQL (`queues` text[], `running` bigint[]). */
+/** The worker registry on PostgreSQL (`queues` and `tasks` text[], `running` bigint[]). */
 
 export async function workerUpsert(ctx: PgContext, { worker, ttlMs, now }: StoreParams<'workerUpsert'>): Promise<void> {
   await ctx.query(null, `
-    INSERT INTO :schema.workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, running)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    INSERT INTO :schema.workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, tasks, running)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
     ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at, expires_at = excluded.expires_at,
-      concurrency = excluded.concurrency, queues = excluded.queues, running = excluded.running`,
-  [worker.id, worker.host, worker.pid, date(worker.startedAt), date(now), date(now + ttlMs), worker.concurrency, worker.queues, worker.running]);
+      concurrency = excluded.concurrency, queues = excluded.queues, tasks = excluded.tasks, running = excluded.running`,
+  [worker.id, worker.host, worker.pid, date(worker.startedAt), date(now), date(now + ttlMs), worker.concurrency, worker.queues, worker.tasks, worker.running]);
 }
 
 export async function workerDelete(ctx: PgContext, { id }: StoreParams<'workerDelete'>): Promise<boolean> {

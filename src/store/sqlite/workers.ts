@@ -2,17 +2,18 @@ import type { StoreParams, WorkerRecord } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { rowToWorker, type WorkerRow } from './rows.js';
 
-/** The worker registry on SQLite (`queues` and `running` stored as JSON text). */
+/** The worker registry on SQLite (`queues`, `tasks` and `running` stored as JSON text). */
 
 export async function workerUpsert(ctx: SqliteContext, { worker, ttlMs, now }: StoreParams<'workerUpsert'>): Promise<void> {
-  ctx.sql(`INSERT INTO workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, running)
-    VALUES (@id, @host, @pid, @startedAt, @now, @expires, @concurrency, @queues, @running)
+  ctx.sql(`INSERT INTO workers (id, host, pid, started_at, last_heartbeat_at, expires_at, concurrency, queues, tasks, running)
+    VALUES (@id, @host, @pid, @startedAt, @now, @expires, @concurrency, @queues, @tasks, @running)
     ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = excluded.last_heartbeat_at, expires_at = excluded.expires_at,
-      concurrency = excluded.concurrency, queues = excluded.queues, running = excluded.running`).run({
+      concurrency = excluded.concurrency, queues = excluded.queues, tasks = excluded.tasks, running = excluded.running`).run({
     ...worker,
     now,
     expires: now + ttlMs,
     queues: JSON.stringify(worker.queues),
+    tasks: worker.tasks === null ? null : JSON.stringify(worker.tasks),
     running: JSON.stringify(worker.running),
   });
 }
