@@ -8,6 +8,7 @@ import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
 import { readinessCheck, type Readiness } from './client/readiness.js';
+import { unservedTaskWarning } from './client/unserved-task-warning.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { BatonError, ConfigError, StoreError, describeError } from './errors.js';
 import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
@@ -159,7 +160,10 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   clockSync?.start();
   const clock = options.clock ?? store.clock;
   const events = new TypedEmitter<ClientEvents>(() => logger);
-  const deps: ClientDeps = { store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit, tracing };
+  const deps: ClientDeps = {
+    store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit, tracing,
+    noteTaskByName: unservedTaskWarning({ store, clock, logger: logger.child({ component: 'client' }) }),
+  };
   const workers = new Set<Worker>();
   let closing: Promise<void> | undefined;
 

@@ -19,7 +19,7 @@ export type { TimelineEntry, TimelineBase } from './job/timeline.js';
 export type { ListOptions } from './client/query.js';
 export type { WorkerInfo, ThroughputPoint } from './client/fleet.js';
 export { READY_TIMEOUT_MS, type Readiness, type ReadinessCheck } from './client/readiness.js';
-export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions } from './client/queues.js';
+export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type UnservedTaskInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions } from './client/queues.js';
 export { CONCURRENCY_STRATEGIES, MAX_KEY_CONCURRENCY, type ConcurrencyStrategy, type KeyConcurrency } from './job/concurrency.js';
 export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyResult, CancelManyOptions, CancelManyResult, PurgeResult } from './client/bulk.js';
 export { Worker, type WorkerStatus } from './worker/worker.js';

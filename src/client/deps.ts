@@ -16,4 +16,6 @@ export interface ClientDeps {
   payloadLimit: number;
   /** Spans for enqueues (observe/tracing.ts). */
   tracing: Tracing;
+  /** Called after each enqueue by name, with the name: warns once when no live worker serves it (unserved-task-warning.ts). */
+  noteTaskByName: (task: string) => void;
 }

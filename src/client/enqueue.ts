@@ -145,7 +145,8 @@ function keyOf(task: AnyTask | undefined, payload: unknown): string | null {
  * Enqueues jobs in one transaction: all are written or none. Every item is
  * checked before anything is written. The write runs in an `enqueue <task>` span (a
  * child of the active span, when tracing: observe/tracing.ts) whose trace context
- * every job stores, so its runs join the trace.
+ * every job stores, so its runs join the trace. A task given by name that no live worker
+ * registers is logged once per name (a warning; see unserved-task-warning.ts), never refused.
  * @param options.nameItems - prefix errors with "item N" @defaultValue true (`enqueue` of one job: false)
  * @param options.client - write inside this caller's transaction (PostgreSQL); no local
  *   `job:enqueued` event then, since the job exists only once the caller commits
@@ -170,6 +171,7 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
     const jobs = inserted.map((i) => i.job);
     span.written(jobs);
     if (!client) for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
+    for (const item of items) if (typeof item.task === 'string') deps.noteTaskByName(item.task);
     return jobs;
   } catch (error) {
     span.fail(error);

@@ -10,6 +10,8 @@ export interface WorkerInfo {
   lastHeartbeatAt: Date;
   concurrency: number;
   queues: string[];
+  /** The tasks it serves (registers); null for a worker of a version before they were recorded. */
+  tasks: string[] | null;
   /** Ids of the jobs it runs, as of its last heartbeat. */
   running: number[];
 }

@@ -19,6 +19,28 @@ export interface QueueInfo {
   rateLimit: RateState | null;
   /** The rate limit on each of its concurrency keys' starts, with the busiest key's window; null when it has none. */
   keyRateLimit: RateState | null;
+  /**
+   * Its latency, ms: the age of its oldest due queued job (now − the smallest runAt of its
+   * queued jobs with runAt <= now), as Sidekiq shows it; 0 when no job is due. What to
+   * alert on: it grows when workers fall behind, are paused out, or are missing.
+   */
+  latencyMs: number;
+  /** Live workers that serve this queue (any of their queues), from the registry. */
+  workers: number;
+  /**
+   * Tasks with due queued jobs in this queue that no live worker serving the queue
+   * registers, by name, with their due jobs: they wait for ever until such a worker
+   * starts. With `workers` 0, every task with due jobs is here (no worker serves the
+   * queue at all). [] when every due job has a worker.
+   */
+  unservedTasks: UnservedTaskInfo[];
+}
+
+/** A task whose due jobs no live worker serves, in one queue. */
+export interface UnservedTaskInfo {
+  task: string;
+  /** Its queued jobs of this queue with runAt <= now. */
+  jobs: number;
 }
 
 /** A rate: at most `limit` job starts in any window of `periodMs` (a sliding window, fleet-wide). */
@@ -96,7 +118,10 @@ export interface PauseOptions {
 
 /** `baton.queues`: list queues and pause or resume one, fleet-wide, from any process. */
 export interface QueueAdmin {
-  /** Every queue that has jobs or is paused, by name, with its counts per state and its paused state. */
+  /**
+   * Every queue that has jobs or a stored setting (paused, limits), by name, with its counts
+   * per state, its paused state, limits, latency and the tasks no live worker serves.
+   */
   list(): Promise<QueueInfo[]>;
   /**
    * Pauses a queue for the whole fleet; stored, so it outlives worker restarts. Every
@@ -186,19 +211,25 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
   return {
     async list() {
       const now = deps.clock.now();
-      const [counts, paused, limits, rates] = await Promise.all([
+      const [counts, paused, limits, rates, oldest, unserved, workers] = await Promise.all([
         deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits(), deps.store.queueListRateLimits({ now }),
+        deps.store.queueOldestDue({ now }), deps.store.queueUnservedTasks({ now }), deps.store.workerList({ now }),
       ]);
       const byName = new Map<string, QueueInfo>();
       const entry = (name: string) => {
         let info = byName.get(name);
-        if (!info) byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null, rateLimit: null, keyRateLimit: null }));
+        if (!info) {
+          const serving = workers.filter((w) => w.queues.includes(name)).length;
+          byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null, rateLimit: null, keyRateLimit: null, latencyMs: 0, workers: serving, unservedTasks: [] }));
+        }
         return info;
       };
       for (const row of counts) entry(row.queue).counts[row.state] = row.count;
       for (const row of paused) Object.assign(entry(row.queue), { paused: true, pausedAt: new Date(row.pausedAt) });
       for (const row of limits) entry(row.queue).concurrency = row.concurrency;
       for (const { queue, perKey, nextAt, ...rate } of rates) entry(queue)[perKey ? 'keyRateLimit' : 'rateLimit'] = { ...rate, nextAt: nextAt === null ? null : new Date(nextAt) };
+      for (const row of oldest) entry(row.queue).latencyMs = Math.max(0, now - row.runAt);
+      for (const row of unserved) entry(row.queue).unservedTasks.push({ task: row.task, jobs: row.jobs });
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async pause(name, options = {}) {

@@ -177,7 +177,7 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
-    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none), latency (latencyMs: age of the oldest due queued job, 0 when none), live workers serving it (workers), tasks with due jobs no live worker of the queue serves (unservedTasks: [{ task, jobs }]) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/queues/keys': {
       get: {
         summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only). A queue Baton does not know → 404',

@@ -30,6 +30,8 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_queue_rate_limit` | gauge | queue, scope | starts allowed per rate window (scope `queue` or `key`), at scrape |
  * | `baton_queue_rate_used` | gauge | queue, scope | starts in the window ending at scrape (`key`: the busiest key's) |
  * | `baton_concurrency_key_jobs` | gauge | queue, key, state | running and queued jobs of the 20 busiest concurrency keys, at scrape |
+ * | `baton_queue_latency_seconds` | gauge | queue | age of each queue's oldest due queued job (now − its runAt), 0 when none is due, at scrape |
+ * | `baton_queue_unserved_jobs` | gauge | queue, task | due queued jobs of a task that no live worker serving the queue registers (they wait for ever), at scrape; no series when every due job has a worker |
  */
 export interface Metrics {
   readonly registry: Registry;
@@ -127,6 +129,28 @@ export function createMetrics(baton: Baton): Metrics {
       },
     });
   }
+
+  new Gauge({
+    name: 'baton_queue_latency_seconds',
+    help: 'Age of the oldest due queued job of each queue (now minus its runAt), 0 when none is due',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of await queues()) this.set({ queue: q.name }, q.latencyMs / 1000);
+    },
+  });
+
+  new Gauge({
+    name: 'baton_queue_unserved_jobs',
+    help: 'Due queued jobs of a task that no live worker serving the queue registers, by queue and task',
+    labelNames: ['queue', 'task'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const q of await queues()) for (const t of q.unservedTasks) this.set({ queue: q.name, task: t.task }, t.jobs);
+    },
+  });
 
   new Gauge({
     name: 'baton_concurrency_key_jobs',

@@ -304,6 +304,33 @@ function rateText(q) {
   return parts.length ? parts.join(', ') : '—';
 }
 
+/** A queue's latency (ms): '—' when no job is due, else "850 ms", "12 s", "4 min". */
+function latencyText(ms) {
+  return ms ? duration(ms) : '—';
+}
+
+/**
+ * One warning per queue whose due jobs no live worker serves: "no worker serves task X"
+ * (with the due jobs), or, when no live worker serves the queue at all, that too.
+ */
+function unservedWarnings(queues) {
+  const stuck = queues.filter((q) => (q.unservedTasks ?? []).length > 0);
+  if (!stuck.length) return '';
+  return h(
+    'div',
+    { class: 'panel warning', id: 'unserved', role: 'alert' },
+    stuck.map((q) =>
+      h(
+        'div',
+        { 'data-unserved-queue': q.queue },
+        h('strong', {}, `Queue ${q.queue}: `),
+        q.unservedTasks.map((t, i) => [i ? '; ' : '', h('span', { 'data-unserved-task': t.task }, `no worker serves task ${t.task} (${t.jobs} due job${t.jobs === 1 ? '' : 's'} waiting)`)]),
+        q.workers === 0 ? h('span', { class: 'muted' }, ' — no live worker serves this queue at all') : null,
+      ),
+    ),
+  );
+}
+
 /** Overview: counts by state per queue, throughput sparklines, the busiest concurrency keys. */
 const queuesView = {
   title: 'Overview',
@@ -329,7 +356,7 @@ const queuesView = {
       ? h(
           'table',
           { id: 'queues' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), h('th', { class: 'num', title: 'running / fleet-wide limit' }, 'Limit'), h('th', { class: 'num', title: 'starts in the sliding window / rate limit (per key: the busiest key)' }, 'Rate'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'Status'), h('th', { class: 'num', title: 'running / fleet-wide limit' }, 'Limit'), h('th', { class: 'num', title: 'starts in the sliding window / rate limit (per key: the busiest key)' }, 'Rate'), h('th', { class: 'num', title: 'age of the oldest due queued job' }, 'Latency'), STATES.map((st) => h('th', { class: 'num' }, st)), h('th', {}, 'Throughput, last 15 min'), h('th', { class: 'num' }, 'Last minute'), h('th', {}, 'Actions'))),
           h(
             'tbody',
             {},
@@ -342,6 +369,7 @@ const queuesView = {
                 h('td', { title: q.pausedAt ? `paused at ${q.pausedAt}` : undefined }, q.paused ? badge('paused') : badge('active')),
                 h('td', { class: 'num', 'data-limit': q.concurrency ?? '' }, q.concurrency == null ? '—' : `${q.counts?.running ?? 0} / ${q.concurrency}`),
                 h('td', { class: 'num', 'data-rate': q.queue }, rateText(q)),
+                h('td', { class: 'num', 'data-latency': q.latencyMs ?? 0 }, latencyText(q.latencyMs)),
                 STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
                 h('td', {}, sparkline(q.throughput ?? [])),
                 h('td', { class: 'num' }, last ? `${last.completed} ok / ${last.failed} failed` : '—'),
@@ -379,7 +407,7 @@ const queuesView = {
         )
       : '';
     const focused = document.activeElement;
-    this.body.replaceChildren(cards, table, busiest);
+    this.body.replaceChildren(cards, unservedWarnings(queues), table, busiest);
     if (focused !== document.activeElement && focused?.isConnected) focused.focus(); // a kept limit draft
   },
   /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
@@ -743,7 +771,7 @@ const workersView = {
         ? h(
             'table',
             { id: 'workers' },
-            h('thead', {}, h('tr', {}, ['Worker', 'Host', 'PID', 'Started', 'Last heartbeat', 'Concurrency', 'Queues', 'Running jobs'].map((t) => h('th', {}, t)))),
+            h('thead', {}, h('tr', {}, ['Worker', 'Host', 'PID', 'Started', 'Last heartbeat', 'Concurrency', 'Queues', 'Tasks', 'Running jobs'].map((t) => h('th', {}, t)))),
             h(
               'tbody',
               {},
@@ -758,6 +786,7 @@ const workersView = {
                   h('td', {}, time(w.lastHeartbeatAt)),
                   h('td', { class: 'num' }, `${(w.running ?? []).length} / ${w.concurrency}`),
                   h('td', {}, (w.queues ?? []).join(', ')),
+                  h('td', { class: 'mono' }, w.tasks ? w.tasks.join(', ') : h('span', { class: 'muted' }, 'not recorded')),
                   h('td', {}, (w.running ?? []).length ? (w.running ?? []).flatMap((id, i) => [i ? ', ' : null, h('a', { href: `#/jobs/${id}` }, `#${id}`)]) : h('span', { class: 'muted' }, 'idle')),
                 ),
               ),
