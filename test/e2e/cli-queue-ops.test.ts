@@ -46,7 +46,9 @@ describe(`baton queue, queues, delete, purge and bulk retry/cancel (${testDriver
     expect(paused.code, paused.stderr).toBe(0);
     expect(json(paused.stdout)).toEqual({ queue: 'mail', paused: true, changed: true });
     const listed = await runCli(['queues', ...d]);
-    expect(listed.stdout).toMatch(/^mail\s+paused since \S+\s+2\s+1\s+-\s+0\s+0\s+0$/m);
+    // queued, latency (the age of the oldest due job: wall-clock here), running, rate, finished counts, unserved tasks.
+    expect(listed.stdout).toMatch(/^mail\s+paused since \S+\s+2\s+(-|\d+(ms|s|m))\s+1\s+-\s+0\s+0\s+0\s+greet\(2\)$/m);
+    expect(listed.stderr).toBe('warning: queue "mail": no live worker serves this queue at all; waiting: "greet" (2 due)\n');
 
     const dry = await runCli(['cancel', '--queue', 'mail', '--dry-run', '--json', ...d]);
     expect(json(dry.stdout)).toEqual({ dryRun: true, matched: 3, cancelled: 0, requested: 0 });

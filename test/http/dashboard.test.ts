@@ -194,6 +194,23 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('the overview shows each queue\'s latency and warns "no worker serves task X", and when no worker serves the queue at all', async () => {
+    const { baton, url, page, pageErrors } = await setup();
+    // Due an hour ago, of a task the page's worker (queue default) does not register: it waits.
+    await baton.enqueue('nobody-serves', {}, { runAt: new Date(Date.now() - 3_600_000) });
+    await baton.enqueue('orphan-task', {}, { queue: 'orphan' });
+    await open(page, url, '#/queues');
+    const warning = page.locator('#unserved [data-unserved-queue="default"]');
+    expect(await warning.locator('[data-unserved-task="nobody-serves"]').textContent()).toBe('no worker serves task nobody-serves (1 due job waiting)');
+    expect(await warning.textContent()).not.toContain('no live worker serves this queue');
+    expect(await page.locator('#unserved [data-unserved-queue="orphan"]').textContent()).toBe('Queue orphan: no worker serves task orphan-task (1 due job waiting) — no live worker serves this queue at all');
+    const latency = page.locator('tr[data-queue="default"] td[data-latency]');
+    expect(Number(await latency.getAttribute('data-latency'))).toBeGreaterThanOrEqual(3_600_000);
+    expect(await latency.textContent()).toMatch(/^6\d min$/);
+    await screenshot(page, 'overview-unserved');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('with tokens configured: asks for one, keeps it in sessionStorage, reads with the read token and acts only with the admin token', async () => {
     const { baton, kit, worker, url, page } = await setup({ readToken: 'reader-secret', adminToken: 'admin-secret' });
     const failed = waitForEvent(worker, 'job:failed');
