@@ -60,12 +60,15 @@ export interface JobRowOf<Id, Time, Json> {
   last_worker: string | null;
 }
 
+/** The columns of {@link JOB_SUMMARY_COLUMNS}: what a `jobs` row and a `jobList` row both hold. */
+type JobFieldsRowOf<Id, Time, Json> = Omit<JobRowOf<Id, Time, Json>, 'payload' | 'checkpoint' | 'result' | 'errors' | 'timeline' | 'last_worker' | 'lease_token'>;
+
 /**
  * A `jobs` row as `jobList` reads it: the columns of {@link JOB_SUMMARY_COLUMNS}, and in
  * place of the large ones, the first PREVIEW_CHARS characters of each (`*_head`) and
  * its whole size in bytes (`*_bytes`); the last error's fields; never the timeline.
  */
-export type JobSummaryRowOf<Id, Time, Json> = Omit<JobRowOf<Id, Time, Json>, 'payload' | 'checkpoint' | 'result' | 'errors' | 'timeline' | 'last_worker' | 'lease_token'> & {
+export type JobSummaryRowOf<Id, Time, Json> = JobFieldsRowOf<Id, Time, Json> & {
   payload_head: string;
   payload_bytes: number;
   result_head: string | null;
@@ -139,15 +142,16 @@ export interface WorkerRowOf<Time, List> {
 
 const orNull = <T, R>(value: T | null | undefined, read: (v: T) => R): R | null => (value === null || value === undefined ? null : read(value));
 
-/** Maps a `jobs` row to the public Job shape (JSON parsed, times as Dates). */
-function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): Job {
+/** The fields of a job that lists read as they are (every Job field but payload, checkpoint, result and errors). */
+type JobFields = Omit<Job, 'payload' | 'checkpoint' | 'result' | 'errors'>;
+
+/** The columns both a `jobs` row and a `jobList` row hold, mapped (times as Dates, trace context parsed). */
+function readJobFields<I, T, J>(row: JobFieldsRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): JobFields {
   const date = (value: T | null) => orNull(value, (v) => new Date(c.time(v)));
-  const errors = c.json(row.errors) as Array<Omit<JobError, 'time'> & { time: number }>;
   return {
     id: c.id(row.id),
     queue: row.queue,
     task: row.task,
-    payload: c.json(row.payload) as Job['payload'],
     state: row.state,
     priority: row.priority,
     runAt: new Date(c.time(row.run_at)),
@@ -156,9 +160,6 @@ function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unkno
     timeoutMs: row.timeout_ms,
     key: row.key,
     progress: c.json(row.progress) as Job['progress'],
-    checkpoint: c.json(row.checkpoint) as Job['checkpoint'],
-    result: c.json(row.result) as Job['result'],
-    errors: errors.map((e) => ({ ...e, time: new Date(e.time) })),
     cancelRequestedAt: date(row.cancel_requested_at),
     cancelReason: row.cancel_reason,
     createdAt: new Date(c.time(row.created_at)),
@@ -174,6 +175,18 @@ function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unkno
   };
 }
 
+/** Maps a `jobs` row to the public Job shape (JSON parsed, times as Dates). */
+function readJob<I, T, J>(row: JobRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): Job {
+  const errors = c.json(row.errors) as Array<Omit<JobError, 'time'> & { time: number }>;
+  return {
+    ...readJobFields(row, c),
+    payload: c.json(row.payload) as Job['payload'],
+    checkpoint: c.json(row.checkpoint) as Job['checkpoint'],
+    result: c.json(row.result) as Job['result'],
+    errors: errors.map((e) => ({ ...e, time: new Date(e.time) })),
+  };
+}
+
 /** A preview from the start of a text and its whole size: truncated when the start is smaller. */
 function preview(head: string, bytes: number): Preview {
   return { text: head, bytes, truncated: Buffer.byteLength(head, 'utf8') < bytes };
@@ -181,39 +194,16 @@ function preview(head: string, bytes: number): Preview {
 
 /** Maps a `jobList` row to the public JobSummary shape. */
 function readJobSummary<I, T, J>(row: JobSummaryRowOf<I, T, J>, c: ColumnReader<I, T, J, unknown, unknown>): JobSummary {
-  const date = (value: T | null) => orNull(value, (v) => new Date(c.time(v)));
   const previewOf = (head: string | null, bytes: number | null) => (head === null || bytes === null ? null : preview(head, bytes));
   return {
-    id: c.id(row.id),
-    queue: row.queue,
-    task: row.task,
+    ...readJobFields(row, c),
     payloadPreview: preview(row.payload_head, row.payload_bytes),
-    state: row.state,
-    priority: row.priority,
-    runAt: new Date(c.time(row.run_at)),
-    attempt: row.attempt,
-    maxAttempts: row.max_attempts,
-    timeoutMs: row.timeout_ms,
-    key: row.key,
-    progress: c.json(row.progress) as Job['progress'],
     checkpointPreview: previewOf(row.checkpoint_head, row.checkpoint_bytes),
     resultPreview: previewOf(row.result_head, row.result_bytes),
     errorCount: row.error_count,
     lastError: row.last_error_attempt === null || row.last_error_time === null
       ? null
       : { attempt: row.last_error_attempt, time: new Date(row.last_error_time), message: preview(row.last_error_head ?? '', row.last_error_bytes ?? 0) },
-    cancelRequestedAt: date(row.cancel_requested_at),
-    cancelReason: row.cancel_reason,
-    createdAt: new Date(c.time(row.created_at)),
-    startedAt: date(row.started_at),
-    finishedAt: date(row.finished_at),
-    leaseOwner: row.lease_owner,
-    leaseExpiresAt: date(row.lease_expires_at),
-    scheduleName: row.schedule_name ?? null,
-    scheduledFor: date(row.scheduled_for),
-    concurrencyKey: row.concurrency_key ?? null,
-    concurrencyLimit: row.concurrency_limit ?? null,
-    traceContext: c.json(row.trace_context ?? null) as Job['traceContext'],
   };
 }
 
@@ -233,7 +223,6 @@ export function insertedJob(job: NewJob, id: number, now: number): Job {
     id,
     queue: job.queue,
     task: job.task,
-    payload: JSON.parse(job.payload) as Job['payload'],
     state: 'queued',
     priority: job.priority,
     runAt: new Date(job.runAt),
@@ -242,9 +231,6 @@ export function insertedJob(job: NewJob, id: number, now: number): Job {
     timeoutMs: job.timeoutMs,
     key: job.key,
     progress: null,
-    checkpoint: null,
-    result: null,
-    errors: [],
     cancelRequestedAt: null,
     cancelReason: null,
     createdAt: new Date(now),
@@ -257,6 +243,10 @@ export function insertedJob(job: NewJob, id: number, now: number): Job {
     concurrencyKey: job.concurrencyKey ?? null,
     concurrencyLimit: job.concurrencyLimit ?? null,
     traceContext: job.traceContext === undefined || job.traceContext === null ? null : (JSON.parse(job.traceContext) as Job['traceContext']),
+    payload: JSON.parse(job.payload) as Job['payload'],
+    checkpoint: null,
+    result: null,
+    errors: [],
   };
 }
 

@@ -211,8 +211,8 @@ describe('HTTP API', () => {
     expect((await call(app, 'POST', '/api/services/ghost/trigger')).status).toBe(404);
   });
 
-  it('GET /api/events streams a change event with counts and running jobs', async () => {
-    const { baton, app } = await setup();
+  it('GET /api/events streams a change event with counts and running jobs, then only heartbeats while nothing changes (a due job\'s growing latency is no change)', async () => {
+    const { baton, app } = await setup({ eventsHeartbeat: 100 });
     await baton.enqueue(greet, { name: 'sse' });
     const controller = new AbortController();
     const response = await app.fetch(new Request('http://localhost/api/events', { signal: controller.signal }));
@@ -220,11 +220,15 @@ describe('HTTP API', () => {
     const reader = response.body!.getReader();
     let text = '';
     while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    let next = text.slice(text.indexOf('\n\n') + 2);
+    while (!next.includes('\n\n')) next += new TextDecoder().decode((await reader.read()).value);
+    expect(next).toMatch(/^: heartbeat\n\n/);
     controller.abort();
     await reader.cancel().catch(() => undefined);
     expect(text).toMatch(/^event: change\n/);
     const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!);
-    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null }]);
+    // No latency (it grows every poll): only changes make a change event.
+    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null, workers: 0, unservedTasks: [{ task: 'greet', jobs: 1 }] }]);
     expect(data.running).toEqual([]);
     expect(typeof data.at).toBe('string');
   });

@@ -6,6 +6,7 @@ import { queueSummary } from './fleet.js';
 /**
  * GET /api/events: Server-Sent Events. Polls the store every `intervalMs` and
  * sends an event `change` with `{ counts, running: [{ id, task, progress, state }], at }`
+ * (`counts`: GET /api/queues' queues without `latencyMs` and throughput)
  * whenever counts or running jobs (progress included) differ from the last one
  * sent (the first poll always sends), and a `: heartbeat` comment every
  * `heartbeatMs` so proxies keep the connection open. A store error ends the stream
@@ -20,7 +21,9 @@ export function eventRoutes(baton: Baton, options: { intervalMs: number; heartbe
       let closed = false;
       stream.onAbort(() => void (closed = true));
       while (!closed && !stream.aborted) {
-        const [counts, running] = await Promise.all([queueSummary(baton), baton.listJobs({ state: 'running', limit: 200 })]);
+        const [summary, running] = await Promise.all([queueSummary(baton), baton.listJobs({ state: 'running', limit: 200 })]);
+        // Without the latency, which grows every poll while a job is due: it would make every poll a change.
+        const counts = summary.map(({ latencyMs: _latency, ...queue }) => queue);
         const data = JSON.stringify({ counts, running: running.map((j) => ({ id: j.id, task: j.task, queue: j.queue, progress: j.progress, state: j.cancelRequestedAt ? 'cancelling' : j.state })) });
         if (data !== last) {
           last = data;
