@@ -52,14 +52,17 @@ describe('baton CLI', () => {
     expect(jobs.map((j) => j.id)).toEqual([job.id]);
     expect(one.code, one.stderr).toBe(0);
     const detail = json(one.stdout);
+    // A list carries previews of the four values that may be large; `job` carries them whole.
+    const previewed: Record<string, string> = { payload: 'payloadPreview', checkpoint: 'checkpointPreview', result: 'resultPreview', errors: 'errorCount' };
     for (const field of SPEC_FIELDS) {
       expect(detail, `field ${field}`).toHaveProperty(field);
-      expect(jobs[0], `field ${field}`).toHaveProperty(field);
+      expect(jobs[0], `field ${field}`).toHaveProperty(previewed[field] ?? field);
     }
+    expect(jobs[0]!.payloadPreview).toEqual({ text: '{"name":"Ada"}', bytes: 14, truncated: false });
     expect(detail.runAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^ID\s+TASK\s+QUEUE\s+STATE\s+ATTEMPT\s+PROGRESS\s+AGE/);
-    expect(human.stdout).toMatch(new RegExp(`^${job.id}\\s+greet\\s+mail\\s+queued\\s+0/4`, 'm'));
+    expect(human.stdout).toMatch(/^ID\s+TASK\s+QUEUE\s+STATE\s+ATTEMPT\s+PROGRESS\s+AGE\s+PAYLOAD/);
+    expect(human.stdout).toMatch(new RegExp(`^${job.id}\\s+greet\\s+mail\\s+queued\\s+0/4\\s+-\\s+\\S+\\s+\\{"name":"Ada"\\}$`, 'm'));
     expect(human.stderr).toBe('');
   });
 
