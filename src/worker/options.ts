@@ -111,7 +111,7 @@ export interface WorkerOptions {
   /** Minimum time between two progress writes of one job. @defaultValue 250 */
   progressInterval?: number;
   /**
-   * Retention of finished jobs (README "Retention"): ages per state (ms, false =
+   * Retention of finished jobs (docs/operations.md, "Retention"): ages per state (ms, false =
    * forever), per queue (`queues`, with `keep` = at most N finished jobs), the pass
    * `interval` and `batchSize`. This worker hosts the pruner service, which one
    * worker of the fleet at a time runs with its own settings; `false` = this worker
