@@ -1,6 +1,6 @@
 /**
  * The README and every guide under docs/ run their own examples (issue 30, item 12):
- * each ```ts / ```js block not marked `no-run` (test/docs/examples.ts) is written
+ * each ```ts / ```js block not marked `no-run` (test/docs/markdown.ts) is written
  * into a directory of the guide's own, inside the repository so that `baton-jobs`
  * resolves to src/ (the `baton-source` condition) and zod, pg… to its node_modules,
  * and run there with node and tsx, in order; it must exit 0. A block whose first line
@@ -12,14 +12,14 @@
  * the postgres project runs them, on a schema of its own.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NODE_TS_ARGS } from '../helpers/child.js';
 import { tempDatabase, testDriver } from '../helpers/db.js';
-import { examplesOf } from './examples.js';
+import { anchorsOf, examplesOf, relativeLinksOf } from './markdown.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -62,6 +62,19 @@ describe('the guides\' examples', () => {
     });
     console.log(counts.map((c) => `${c.file}: ${c.runnable} run, ${c.noRun} marked no-run`).join('\n'));
     expect(GUIDES.filter((guide) => !counts.some((c) => c.file === guide && c.runnable > 0))).toEqual([]);
+  });
+
+  it('every relative link of the README and the guides names a file that exists, and a heading of it', () => {
+    const broken: string[] = [];
+    for (const file of ALL) {
+      for (const { line, target } of relativeLinksOf(readFileSync(join(ROOT, file), 'utf8'))) {
+        const [path, anchor] = target.split('#') as [string, string | undefined];
+        const linked = path === '' ? join(ROOT, file) : join(ROOT, dirname(file), path);
+        if (!existsSync(linked)) broken.push(`${file}:${line}: ${target} (no such file)`);
+        else if (anchor !== undefined && linked.endsWith('.md') && !anchorsOf(readFileSync(linked, 'utf8')).has(anchor)) broken.push(`${file}:${line}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 
   const here = ALL.filter((file) => (testDriver === 'postgres') === POSTGRES_ONLY.has(file));
