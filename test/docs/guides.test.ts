@@ -12,11 +12,11 @@
  * the postgres project runs them, on a schema of its own.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NODE_TS_ARGS } from '../helpers/child.js';
 import { tempDatabase, testDriver } from '../helpers/db.js';
 import { anchorsOf, examplesOf, relativeLinksOf } from './markdown.js';
@@ -44,10 +44,20 @@ const POSTGRES_ONLY = new Set(['docs/postgres.md']);
 /** Every markdown file of docs/, so that a new guide's examples run too. */
 const ALL = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+/** At most two examples run at once (CI has two cores): each is a process of its own, most of it start-up. */
+let freeSlots = 2;
+const waiting: Array<() => void> = [];
+async function inSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (freeSlots === 0) await new Promise<void>((resolve) => waiting.push(resolve));
+  else freeSlots--;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else freeSlots++;
+  }
+}
 
 /** A file name given by a first line `// name.ts` (or .js, .mjs), else undefined. */
 function namedFile(code: string): string | undefined {
@@ -78,26 +88,28 @@ describe('the guides\' examples', () => {
   });
 
   const here = ALL.filter((file) => (testDriver === 'postgres') === POSTGRES_ONLY.has(file));
-  it.each(here)('%s', async (file) => {
+  // Guides side by side, their examples in order, two examples at a time.
+  it.concurrent.each(here)('%s', async (file) => {
     const examples = examplesOf(join(ROOT, file)).filter((e) => !e.noRun);
     if (examples.length === 0) return;
-    const testRuns = join(ROOT, 'test/docs');
-    if (!existsSync(testRuns)) mkdirSync(testRuns);
-    const dir = mkdtempSync(join(testRuns, '.run-'));
-    dirs.push(dir);
-    const env: NodeJS.ProcessEnv = { ...process.env, BATON_LOG_LEVEL: 'warn', BATON_LOG_FORMAT: 'json' };
-    delete env.BATON_DATABASE_URL;
-    if (POSTGRES_ONLY.has(file)) env.BATON_DATABASE_URL = tempDatabase().url;
-    for (const [i, example] of examples.entries()) {
-      const name = namedFile(example.code) ?? `example-${i}.${example.language}`;
-      writeFileSync(join(dir, name), example.code);
-      const where = `${file}:${example.line} (${name})`;
-      // A hang fails the example after 60 s instead of holding the test until its timeout.
-      const failure = await run(process.execPath, [...NODE_TS_ARGS, name], { cwd: dir, env, timeout: 60_000 }).then(
-        () => '',
-        (error: { code?: number | null; signal?: string | null; stdout?: string; stderr?: string }) => `${where} exited ${error.code ?? error.signal}:\n${error.stdout}\n${error.stderr}`,
-      );
-      expect(failure, where).toBe('');
+    const dir = mkdtempSync(join(ROOT, 'test/docs/.run-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, BATON_LOG_LEVEL: 'warn', BATON_LOG_FORMAT: 'json' };
+      delete env.BATON_DATABASE_URL;
+      if (POSTGRES_ONLY.has(file)) env.BATON_DATABASE_URL = tempDatabase().url;
+      for (const [i, example] of examples.entries()) {
+        const name = namedFile(example.code) ?? `example-${i}.${example.language}`;
+        writeFileSync(join(dir, name), example.code);
+        const where = `${file}:${example.line} (${name})`;
+        // A hang fails the example after 60 s instead of holding the test until its timeout.
+        const failure = await inSlot(() => run(process.execPath, [...NODE_TS_ARGS, name], { cwd: dir, env, timeout: 60_000 })).then(
+          () => '',
+          (error: { code?: number | null; signal?: string | null; stdout?: string; stderr?: string }) => `${where} exited ${error.code ?? error.signal}:\n${error.stdout}\n${error.stderr}`,
+        );
+        expect(failure, where).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
