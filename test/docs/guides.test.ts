@@ -5,21 +5,23 @@
  * resolves to src/ (the `baton-source` condition) and zod, pg… to its node_modules,
  * and run there with node and tsx, in order; it must exit 0. A block whose first line
  * is a comment naming a file (`// tasks.ts`) is written under that name, so later
- * blocks of the guide import it. The examples wait on events, never on time.
+ * blocks of the guide import it. The examples wait on events, never on time. The ts
+ * examples also type-check (tsc, the repository's options), and every relative link
+ * of these files names a file and heading that exist.
  *
  * Driver: the examples open `sqlite:./baton.db` in their directory, so the sqlite
  * project runs them all; the PostgreSQL guide's read `BATON_DATABASE_URL`, and only
  * the postgres project runs them, on a schema of its own.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { NODE_TS_ARGS } from '../helpers/child.js';
 import { tempDatabase, testDriver } from '../helpers/db.js';
-import { anchorsOf, examplesOf, relativeLinksOf } from './markdown.js';
+import { anchorsOf, examplesOf, relativeLinksOf, type Example } from './markdown.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -59,9 +61,19 @@ async function inSlot<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A file name given by a first line `// name.ts` (or .js, .mjs), else undefined. */
-function namedFile(code: string): string | undefined {
-  return /^\/\/ ([\w.-]+\.(?:ts|js|mjs))\s*$/.exec(code.split('\n', 1)[0]!)?.[1];
+/**
+ * Writes the runnable examples of `file` into `dir`, each under the name its first
+ * line gives (`// tasks.ts`, or .js, .mjs) or as example-N.ts / .js.
+ * @returns the examples with their file names, in order
+ */
+function writeExamples(file: string, dir: string): Array<{ name: string; example: Example }> {
+  return examplesOf(join(ROOT, file))
+    .filter((e) => !e.noRun)
+    .map((example, i) => {
+      const name = /^\/\/ ([\w.-]+\.(?:ts|js|mjs))\s*$/.exec(example.code.split('\n', 1)[0]!)?.[1] ?? `example-${i}.${example.language}`;
+      writeFileSync(join(dir, name), example.code);
+      return { name, example };
+    });
 }
 
 describe('the guides\' examples', () => {
@@ -87,19 +99,38 @@ describe('the guides\' examples', () => {
     expect(broken).toEqual([]);
   });
 
+  // Once, on the sqlite project: the types do not depend on the driver.
+  it.skipIf(testDriver === 'postgres')('the ts examples type-check against the source, as the repository\'s own code does', async () => {
+    const root = mkdtempSync(join(ROOT, 'test/docs/.types-'));
+    try {
+      for (const file of ALL) {
+        const dir = join(root, file.replace(/[/.]/g, '_'));
+        mkdirSync(dir);
+        writeExamples(file, dir);
+      }
+      // The repository's compiler options; unused names are allowed (an example shows what a callback receives).
+      const compilerOptions = { noEmit: true, rootDir: '../../..', noUnusedLocals: false, noUnusedParameters: false, declaration: false, sourceMap: false };
+      writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', compilerOptions, include: ['**/*.ts'] }));
+      const errors = await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(root, 'tsconfig.json')], { cwd: ROOT }).then(
+        () => '',
+        (error: { stdout?: string; stderr?: string }) => `${error.stdout}${error.stderr}`,
+      );
+      expect(errors).toBe('');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   const here = ALL.filter((file) => (testDriver === 'postgres') === POSTGRES_ONLY.has(file));
   // Guides side by side, their examples in order, two examples at a time.
   it.concurrent.each(here)('%s', async (file) => {
-    const examples = examplesOf(join(ROOT, file)).filter((e) => !e.noRun);
-    if (examples.length === 0) return;
+    if (!examplesOf(join(ROOT, file)).some((e) => !e.noRun)) return;
     const dir = mkdtempSync(join(ROOT, 'test/docs/.run-'));
     try {
       const env: NodeJS.ProcessEnv = { ...process.env, BATON_LOG_LEVEL: 'warn', BATON_LOG_FORMAT: 'json' };
       delete env.BATON_DATABASE_URL;
       if (POSTGRES_ONLY.has(file)) env.BATON_DATABASE_URL = tempDatabase().url;
-      for (const [i, example] of examples.entries()) {
-        const name = namedFile(example.code) ?? `example-${i}.${example.language}`;
-        writeFileSync(join(dir, name), example.code);
+      for (const { name, example } of writeExamples(file, dir)) {
         const where = `${file}:${example.line} (${name})`;
         // A hang fails the example after 60 s instead of holding the test until its timeout.
         const failure = await inSlot(() => run(process.execPath, [...NODE_TS_ARGS, name], { cwd: dir, env, timeout: 60_000 })).then(
