@@ -22,7 +22,7 @@ export type TimelineEntry = TimelineBase &
   (
     | { type: 'enqueued'; schedule: string | null; scheduledFor: Date | null }
     | { type: 'started' }
-    /** Handed back at shutdown, attempt not counted; due again at `runAt`. */
+    /** Handed back at shutdown, attempt not counted; due at once, in its place in line: `runAt` is the job's own, kept. */
     | { type: 'released'; runAt: Date }
     /** Handed back by its handler (ctx.snooze, SnoozeError, RateLimitedError) for `delayMs`, attempt not counted. */
     | { type: 'snoozed'; runAt: Date; delayMs: number; rateLimited: boolean }
@@ -66,7 +66,7 @@ function summarize(e: Unsummarized): string {
     case 'started':
       return `${n} started${on(e.worker)}`;
     case 'released':
-      return `${n} released${on(e.worker)} at shutdown (not counted); due again ${iso(e.runAt)}`;
+      return `${n} released${on(e.worker)} at shutdown (not counted); due at once in its place in line (runAt ${iso(e.runAt)})`;
     case 'snoozed':
       return `${n} snoozed${on(e.worker)} for ${e.delayMs} ms${e.rateLimited ? ' (rate limited)' : ''} (not counted); due again ${iso(e.runAt)}`;
     case 'rescued':

@@ -122,12 +122,15 @@ export interface Store {
   jobFinishCancelled(params: { id: number; token: number; now: number }): Promise<boolean>;
 
   /**
-   * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued with
-   * runAt `runAt` (default `now`), lease cleared, attempt decremented (not counted),
-   * checkpoint kept; a job with a cancel request becomes cancelled instead (finished now).
+   * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued, lease
+   * cleared, attempt decremented (not counted), checkpoint kept; a job with a cancel
+   * request becomes cancelled instead (finished now). Without `runAt` each job keeps
+   * its runAt, so it is due at once and keeps its place in line (claims go by priority,
+   * runAt, id): ahead of every job of its priority that was due after it. With `runAt`
+   * (a snooze) it is due then, placed as a job delayed to that time.
    * Each released job's timeline gets, in the same statement, a `released` event
-   * (cause `shutdown`) or a `snoozed` one, with the attempt it ends.
-   * @param params.runAt - when the released jobs are due again, ms since the epoch; a snooze's now + delay
+   * (cause `shutdown`) or a `snoozed` one, with the attempt it ends and its new runAt.
+   * @param params.runAt - when the released jobs are due again, ms since the epoch (a snooze's now + delay); @defaultValue each job's own runAt
    * @param params.cause - @defaultValue `'shutdown'`
    * @returns ids released (leases lost meanwhile are left out)
    */
@@ -153,7 +156,8 @@ export interface Store {
   /**
    * Settles running jobs whose lease expired before `now` (crashed or frozen
    * worker); the lost attempt counts and gets an error entry: cancel requested →
-   * cancelled; attempts exhausted → failed; else → queued, runAt now. A job claimed
+   * cancelled; attempts exhausted → failed; else → queued with its runAt kept (due at
+   * once, in its place in line, as a shutdown release leaves it). A job claimed
    * again meanwhile has a fresh lease and is left alone; racing rescuers settle each
    * job once. Each settled job's timeline gets a `rescued` event (the attempt, its
    * dead worker, the outcome) in the same statement.

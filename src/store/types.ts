@@ -77,7 +77,7 @@ export interface StoredAttempt {
  * One stored event of a job's life (the `timeline` column, migration 18), appended by
  * the statement that made the transition, in the order they happened. `at` (and every
  * time) in ms since the epoch, from the `now` of that statement.
- * - `released`: handed back at shutdown (attempt not counted), due again at `runAt`;
+ * - `released`: handed back at shutdown (attempt not counted), due again at `runAt` (the job's own, kept);
  * - `snoozed`: handed back by the handler (ctx.snooze, SnoozeError, RateLimitedError), due at `runAt`;
  * - `rescued`: its lease had expired (the worker died or froze); what the rescuer made of it;
  * - `retryScheduled`: the attempt failed with `error` (its message) and runs again at `runAt`;

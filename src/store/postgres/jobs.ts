@@ -13,10 +13,10 @@ import { cancelRequested, ms, withEvent } from './timeline.js';
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
-/** The event of a release (`$3` now, `$4` runAt), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
+/** The event of a release (`$3` now, `$4` runAt or null: the row's own), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
 const released = (cause: 'shutdown' | 'snooze' | 'rateLimited', r: string) =>
   withEvent(cause === 'shutdown'
-    ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}`
+    ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(`coalesce($4::timestamptz, ${r}run_at)`)}`
     : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 
 
@@ -220,7 +220,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $4::timestamptz, attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = coalesce($4::timestamptz, j.run_at), attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({
@@ -231,7 +231,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
       set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: released(cause, 'j.'), ...ENDED_ATTEMPT },
       returning: 'id',
     })}
-    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), date(runAt ?? now)]);
+    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), runAt === undefined ? null : date(runAt)]);
   return rows.map((r) => Number(r.id));
 }
 

@@ -14,7 +14,7 @@ const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
 const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at', @now, 'runAt', @retryAt, 'error', json_extract(@error, '$.message')`)}`;
 /** The event of a release, by its cause (see ReleaseCause). */
 const RELEASED = {
-  shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', @runAt`),
+  shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', coalesce(@runAt, run_at)`),
   snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
   rateLimited: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('true')`),
 };
@@ -260,11 +260,11 @@ export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = CASE WHEN cancel_requested_at IS NULL THEN @runAt ELSE @now END, attempt = attempt - 1,
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN coalesce(@runAt, run_at) ELSE @now END, attempt = attempt - 1,
       timeline = ${RELEASED[cause]}, ${END_ATTEMPT}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
-    RETURNING id`).all({ now, runAt: runAt ?? now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 
