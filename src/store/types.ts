@@ -83,8 +83,10 @@ export interface StoredAttempt {
  * - `retryScheduled`: the attempt failed with `error` (its message) and runs again at `runAt`;
  * - `cancelRequested`: a cancel asked by `by` (who, e.g. "http", "cli", "api") with `reason`;
  *   on a running job it carries the attempt, on a queued one it ended the job at once;
+ * - `promoted`: a queued job due later made due at once by hand; `runAt` is the time it was due at;
  * - `retried`: a finished job run again by hand; the outcome it had (`state`,
- *   `finishedAt`, the last `error` message, the cancel `reason`) and its last attempt.
+ *   `finishedAt`, the last `error` message, the cancel `reason`) and its last attempt;
+ *   `fresh` when its checkpoint and progress were cleared (absent in events stored before issue 30: false).
  */
 export type StoredJobEvent = StoredAttempt &
   (
@@ -93,7 +95,8 @@ export type StoredJobEvent = StoredAttempt &
     | { type: 'rescued'; at: number; outcome: 'queued' | 'failed' | 'cancelled' }
     | { type: 'retryScheduled'; at: number; runAt: number; error: string }
     | { type: 'cancelRequested'; at: number; by: string | null; reason: string | null }
-    | { type: 'retried'; at: number; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
+    | { type: 'promoted'; at: number; runAt: number }
+    | { type: 'retried'; at: number; fresh?: boolean; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
   );
 
 /** What `jobTimeline` reads: the job, its stored events, the lease token of its latest claim and the worker of its latest ended attempt. */
