@@ -8,6 +8,7 @@
 export { createBaton, type Baton, type EnqueueRest } from './baton.js';
 export type { BatonOptions } from './config.js';
 export { defineTask, isTask, tasksFromModule, type Task, type AnyTask, type TaskOptions, type PayloadOf, type InputOf, type ResultOf } from './job/task.js';
+export { defineQueue, isQueue, type Queue, type QueueOptions } from './flow/queue.js';
 export type { Backoff } from './job/backoff.js';
 export type { Job, JobState, JobError, Progress, Json, EnqueueOptions } from './job/types.js';
 export { JOB_STATES, TERMINAL_STATES } from './job/types.js';

@@ -3,6 +3,9 @@ import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type JobState } from '../job/types.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
+import { concurrencySchema, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, rateSchema, type Rate } from '../flow/limits.js';
+
+export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type Rate } from '../flow/limits.js';
 
 /** A queue as `baton.queues.list()` shows it. */
 export interface QueueInfo {
@@ -19,14 +22,6 @@ export interface QueueInfo {
   rateLimit: RateState | null;
   /** The rate limit on each of its concurrency keys' starts, with the busiest key's window; null when it has none. */
   keyRateLimit: RateState | null;
-}
-
-/** A rate: at most `limit` job starts in any window of `periodMs` (a sliding window, fleet-wide). */
-export interface Rate {
-  /** Starts per window, 1..10000. */
-  limit: number;
-  /** The window, ms, 1..604800000 (7 days). */
-  periodMs: number;
 }
 
 /** A rate limit and its window now, as `baton.queues.list()` shows it. */
@@ -153,17 +148,6 @@ export interface QueueAdmin {
 
 const nameSchema = storableString().min(1).max(200);
 const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
-/** The largest queue concurrency limit: far beyond any fleet, small enough to be a plain integer on both drivers. */
-export const MAX_QUEUE_CONCURRENCY = 1_000_000;
-const concurrencySchema = z.number().int().min(1).max(MAX_QUEUE_CONCURRENCY).nullable();
-/** The most starts a rate counts per window: a claim counts up to this many logged starts. */
-export const MAX_RATE_LIMIT = 10_000;
-/** The longest rate window, ms (7 days). */
-export const MAX_RATE_PERIOD_MS = 604_800_000;
-const rateSchema = z.strictObject({
-  limit: z.number().int().min(1).max(MAX_RATE_LIMIT),
-  periodMs: z.number().int().min(1).max(MAX_RATE_PERIOD_MS),
-}).nullable();
 const rateOptionsSchema = z.strictObject({ perKey: z.boolean().optional(), force: z.boolean().optional() });
 const keysOptionsSchema = z.strictObject({ limit: z.number().int().min(1).max(1000).optional() });
 
