@@ -26,3 +26,6 @@ export const rateSchema = z.strictObject({
   limit: z.number().int().min(1).max(MAX_RATE_LIMIT),
   periodMs: z.number().int().min(1).max(MAX_RATE_PERIOD_MS),
 }).nullable();
+
+/** The settings of a queue that code declares and an override may replace (Store's QueueSetting). */
+export const QUEUE_SETTINGS = ['concurrency', 'rateLimit', 'keyRateLimit'] as const;

@@ -29,8 +29,25 @@ const queueList = z
 /** The most slots of one queue in one worker (the worker's own `concurrency` bound). */
 const MAX_SLOTS = 10_000;
 const queueSlotsSchema = z
-  .record(queueNameSchema, z.number().int('must be an integer (slots)').min(1, 'must be at least 1 (slots)').max(MAX_SLOTS, `must be at most ${MAX_SLOTS} (slots)`))
-  .refine((record) => Object.keys(record).length > 0, 'must name at least one queue');
+  .record(z.string(), z.number({ error: 'must be a number of slots' }).int('must be an integer (slots)').min(1, 'must be at least 1 (slots)').max(MAX_SLOTS, `must be at most ${MAX_SLOTS} (slots)`))
+  .superRefine((record, ctx) => {
+    if (Object.keys(record).length === 0) ctx.addIssue({ code: 'custom', message: 'must name at least one queue' });
+    // Keys checked here: a record's key schema is reported only as "Invalid key in record".
+    for (const name of Object.keys(record)) {
+      const key = queueNameSchema.safeParse(name);
+      if (!key.success) ctx.addIssue({ code: 'custom', path: [name], message: `not a queue name: ${key.error.issues.map((i) => i.message).join('; ')}` });
+    }
+  });
+
+/** An array of names or a record of slots (not a zod union: a union reports only "Invalid input", this names the bad entry). */
+const queuesSchema = z
+  .custom<string[] | Record<string, number>>((v) => typeof v === 'object' && v !== null, 'must be an array of queue names, or a record of queue name → slots (e.g. { emails: 10, reports: 2 })')
+  .transform((value, ctx) => {
+    const parsed = (Array.isArray(value) ? queueList : queueSlotsSchema).safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+    return z.NEVER;
+  });
 
 const schema = z
   .object({
@@ -38,7 +55,7 @@ const schema = z
     services: z.array(z.custom<Service>(isService, 'must be services made by defineService')).optional(),
     schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
     scheduler: z.boolean().optional(),
-    queues: z.union([queueList, queueSlotsSchema]).optional(),
+    queues: queuesSchema.optional(),
     concurrency: z.number().int().min(1).max(MAX_SLOTS).optional(),
     prefetch: z.number().int().min(0).max(10_000).optional(),
     pollInterval: ms(10).optional(),
