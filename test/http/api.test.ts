@@ -224,7 +224,7 @@ describe('HTTP API', () => {
     await reader.cancel().catch(() => undefined);
     expect(text).toMatch(/^event: change\n/);
     const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!);
-    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null }]);
+    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null, sources: { concurrency: null, rateLimit: null, keyRateLimit: null }, declared: null }]);
     expect(data.running).toEqual([]);
     expect(typeof data.at).toBe('string');
   });
