@@ -117,7 +117,7 @@ const EVENTS: Array<keyof WorkerEvents> = [
 export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
     .description('run a worker for the tasks a module exports, until SIGTERM/SIGINT')
-    .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule) and services (defineService) to run (.ts loads without a build)')
+    .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule), services (defineService) and queues (defineQueue) (.ts loads without a build)')
     .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 10_000))
     .option('--prefetch <n>', 'jobs claimed ahead of a free slot, held under this worker\'s lease until one frees: more jobs per claim for short jobs (default: 0)', integer(0, 10_000))
     .option('--queue <name[=slots]>', 'queue to claim from; repeat for several; NAME=SLOTS gives each queue its own slots, --concurrency then caps their sum (default: default and the queues the tasks name)', collectQueue)
@@ -135,7 +135,7 @@ export function workerCommand(): Command {
     .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       if (flags.prune === false && flags.retention) throw new UsageError('--no-prune and --retention contradict each other: a worker that never prunes applies no retention');
-      const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
+      const { tasks, schedules, services, queues } = await loadWorkerModule(flags.tasks);
       const tokens = tokensFromEnv({});
       // Before the database is created or migrated (and the worker started).
       if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokens);
@@ -158,7 +158,7 @@ export function workerCommand(): Command {
       } catch (error) {
         throw byWorkerFlag(error);
       }
-      const baton = await openBaton({ database: flags.database, tasks }, 'info');
+      const baton = await openBaton({ database: flags.database, tasks, queues }, 'info');
       let worker;
       let app;
       try {
