@@ -11,10 +11,11 @@ import { byWorkerFlag, workerQueues } from '../../src/cli/commands/worker.js';
 import { UsageError } from '../../src/cli/options.js';
 import { resolveWorkerOptions } from '../../src/worker/options.js';
 import { defineTask } from 'baton-jobs';
-import { tempDatabase } from '../helpers/db.js';
-import { runCli } from '../helpers/cli.js';
+import { openBaton, tempDatabase } from '../helpers/db.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 
 const TASKS = fileURLToPath(new URL('../fixtures/tasks-example.ts', import.meta.url));
+const QUEUES = fileURLToPath(new URL('../fixtures/tasks-queues.ts', import.meta.url));
 const task = defineTask('t', { handler: () => 1 });
 
 describe('baton worker --queue NAME=SLOTS', () => {
@@ -54,5 +55,24 @@ describe('baton worker --queue NAME=SLOTS', () => {
     expect(zero.code).toBe(2);
     expect(zero.stderr.trim()).toBe('baton: --queue emails: must be at least 1 (slots)');
     expect(existsSync(join(db.dir, 'untouched.db'))).toBe(false);
+  });
+
+  it('a worker with per-queue slots says so at start, stores the queues its module exports, and runs a job its task sends to its own queue', { timeout: 120_000 }, async () => {
+    const db = tempDatabase();
+    const worker = spawnCli(['worker', '--tasks', QUEUES, '--queue', 'emails=2', '--queue', 'reports=1', '--database', db.url, '--json']);
+    const started = await worker.waitFor((m) => m.event === 'worker:started', 'worker:started');
+    expect(started).toMatchObject({ queues: { emails: 2, reports: 1 }, concurrency: 3 });
+    const baton = await openBaton({ database: db.url });
+    const queues = await baton.queues.list();
+    expect(queues.find((q) => q.name === 'emails')).toMatchObject({ concurrency: 3, sources: { concurrency: 'code' } });
+    expect(queues.find((q) => q.name === 'reports')).toMatchObject({ rateLimit: { limit: 10, periodMs: 60_000 }, sources: { rateLimit: 'code' } });
+    // `baton enqueue --tasks` knows the task's queue.
+    const enqueued = await runCli(['enqueue', 'mail', '--tasks', QUEUES, '--payload', '{"to":"ada"}', '--database', db.url, '--json']);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const job = JSON.parse(enqueued.stdout) as { id: number; queue: string };
+    expect(job.queue).toBe('emails');
+    await worker.waitFor((m) => m.event === 'job:completed' && m.jobId === job.id, 'the mail job completed');
+    worker.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
   });
 });
