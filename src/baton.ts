@@ -3,7 +3,8 @@ import { cancel, type CancelOptions, type CancelResult } from './client/cancel.j
 import type { ClientDeps } from './client/deps.js';
 import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
 import { getJob, getJobTimeline, listJobs, queueCounts, type ListOptions } from './client/query.js';
-import { retry } from './client/retry.js';
+import { retry, type RetryOptions } from './client/retry.js';
+import { promote, type PromoteResult } from './client/promote.js';
 import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
@@ -63,8 +64,13 @@ export interface Baton {
   enqueueMany(items: EnqueueItem[], options?: { client?: TransactionClient }): Promise<Job[]>;
   /** Cancels from any process; see {@link CancelResult}; `options.by` names who asks in the job's timeline (default "api"). @throws NotFoundError, ValidationError */
   cancel(id: number, reason?: string, options?: CancelOptions): Promise<CancelResult>;
-  /** Runs a failed or cancelled job again. @throws NotFoundError, ConflictError */
-  retry(id: number): Promise<Job>;
+  /**
+   * Runs a failed or cancelled job again, resuming from its checkpoint; `{ fresh: true }`
+   * clears checkpoint and progress first (from scratch). @throws NotFoundError, ConflictError, ValidationError
+   */
+  retry(id: number, options?: RetryOptions): Promise<Job>;
+  /** Runs a delayed, retrying or snoozed job now; see {@link PromoteResult}. @throws NotFoundError */
+  promote(id: number): Promise<PromoteResult>;
   /** @throws NotFoundError */
   getJob(id: number): Promise<Job>;
   /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */
@@ -185,7 +191,8 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     }) as Baton['enqueue'],
     enqueueMany: (items, options) => enqueueMany(deps, items, options?.client ? { client: options.client } : {}),
     cancel: (id, reason, options) => cancel(deps, id, reason ?? null, options),
-    retry: (id) => retry(deps, id),
+    retry: (id, options) => retry(deps, id, options),
+    promote: (id) => promote(deps, id),
     getJob: (id) => getJob(deps, id),
     getJobTimeline: (id) => getJobTimeline(deps, id),
     listJobs: (options) => listJobs(deps, options),
@@ -202,9 +209,9 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         payloadLimit: o.payloadLimit,
         tracing,
         queues: o.queues,
-        // Jobs this process made claimable: new ones, a resumed queue, a batch of retries.
+        // Jobs this process made claimable: new ones, a promoted one, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
-          const offs = [events.on('job:enqueued', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
+          const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
           return () => offs.forEach((off) => off());
         },
       });

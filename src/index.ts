@@ -16,6 +16,8 @@ export { jobView, type JobView } from './job/view.js';
 export { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH } from './job/payload.js';
 export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult, CancelOptions } from './client/cancel.js';
+export type { RetryOptions } from './client/retry.js';
+export type { PromoteResult } from './client/promote.js';
 export type { TimelineEntry, TimelineBase } from './job/timeline.js';
 export type { ListOptions } from './client/query.js';
 export type { WorkerInfo, ThroughputPoint } from './client/fleet.js';
@@ -23,7 +25,7 @@ export { READY_TIMEOUT_MS, type Readiness, type ReadinessCheck } from './client/
 export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions, type SettingSource, type ClearOverrideResult } from './client/queues.js';
 export type { QueueSetting } from './store/types.js';
 export { CONCURRENCY_STRATEGIES, MAX_KEY_CONCURRENCY, type ConcurrencyStrategy, type KeyConcurrency } from './job/concurrency.js';
-export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyResult, CancelManyOptions, CancelManyResult, PurgeResult } from './client/bulk.js';
+export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyOptions, RetryManyResult, CancelManyOptions, CancelManyResult, PurgeResult } from './client/bulk.js';
 export { Worker, type WorkerStatus } from './worker/worker.js';
 export type { WorkerOptions } from './worker/options.js';
 export type { JobContext } from './worker/context.js';

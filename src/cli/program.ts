@@ -7,6 +7,7 @@ import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { retryCommand } from './commands/retry.js';
+import { promoteCommand } from './commands/promote.js';
 import { scheduleCommand } from './commands/schedule.js';
 import { schedulesCommand } from './commands/schedules.js';
 import { serveCommand } from './commands/serve.js';
@@ -59,6 +60,7 @@ export function createProgram(): Command {
     enqueueCommand(),
     cancelCommand(),
     retryCommand(),
+    promoteCommand(),
     jobsCommand(),
     jobCommand(),
     schedulesCommand(),

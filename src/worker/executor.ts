@@ -457,8 +457,9 @@ export class JobRun {
   }
 
   /**
-   * Hands the job back, attempt not counted, checkpoint kept: due now (an aborted run
-   * at shutdown) or after a snooze's delay. A cancel requested meanwhile ends it cancelled.
+   * Hands the job back, attempt not counted, checkpoint kept: an aborted run at
+   * shutdown keeps its runAt (due at once, in its place in line); a snooze is due
+   * after its delay, placed as a job delayed to then. A cancel requested meanwhile ends it cancelled.
    */
   async #release(snooze?: SnoozeError): Promise<void> {
     if (!this.#holding) return;
@@ -468,7 +469,7 @@ export class JobRun {
     const runAt = now + (snooze?.delayMs ?? 0);
     const lease = { id: this.job.id, token: this.job.leaseToken };
     const cause = snooze ? (snooze.code === 'rate_limited' ? 'rateLimited' : 'snooze') : 'shutdown';
-    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, runAt, cause }));
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, cause, ...(snooze ? { runAt } : {}) }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;
     if (snooze) {
       this.#outcome('snoozed', ['baton.snoozed', { 'baton.delay_ms': snooze.delayMs, 'baton.rate_limited': snooze.code === 'rate_limited' }]);
