@@ -224,6 +224,6 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
 }
 
 /** The queues a worker serves when its options name none: 'default', then each task's own queue (defineTask's `queue`), once each. */
-export function defaultQueues(tasks: readonly AnyTask[]): string[] {
+function defaultQueues(tasks: readonly AnyTask[]): string[] {
   return [...new Set(['default', ...tasks.flatMap((task) => (task.queue === undefined ? [] : [task.queue]))])];
 }

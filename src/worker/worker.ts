@@ -42,8 +42,8 @@ export interface WorkerDeps {
 }
 
 /**
- * A worker: claims jobs of its tasks from its queues into `concurrency` slots and
- * runs them. Lifecycle:
+ * A worker: claims jobs of its tasks from its queues into `concurrency` slots (with
+ * per-queue slots, each queue into its own, fetcher.ts) and runs them. Lifecycle:
  * ```
  * new ──start()──► running ──stop()──► stopping (drain → abort → release) ──► stopped
  * ```
