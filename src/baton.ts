@@ -24,6 +24,7 @@ import { instrumentStore, type StoreObserver } from './store/instrumented.js';
 import { openStore, redact } from './store/open.js';
 import type { QueueCount, Store } from './store/store.js';
 import { Worker } from './worker/worker.js';
+import { declareQueues } from './flow/queue.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { serviceAdmin, type ServiceAdmin } from './lease/service-admin.js';
@@ -159,6 +160,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
       throw new StoreError('open', error, `cannot reach the database: ${describeError(error)}`);
     });
     if (o.readOnly || o.migrate) await (o.readOnly ? store.schemaCheck() : store.migrate());
+    if (!o.readOnly) await declareQueues({ store, clock: options.clock ?? store.clock }, o.queues);
   } catch (error) {
     await store.close().catch(() => undefined);
     throw error;
@@ -210,6 +212,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         logger,
         payloadLimit: o.payloadLimit,
         tracing,
+        queues: o.queues,
         // Jobs this process made claimable: new ones, a promoted one, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
           const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { parseConfig } from './validation.js';
 import { isTask, type AnyTask } from './job/task.js';
+import { distinctQueues, isQueue, type Queue } from './flow/queue.js';
 import { DEFAULT_PAYLOAD_LIMIT } from './job/payload.js';
 import type { Store } from './store/store.js';
 import { defaultDatabaseUrl } from './store/open.js';
@@ -22,6 +23,13 @@ export interface BatonOptions {
   store?: Store;
   /** Tasks known to this client: enqueue by name is checked against them. @defaultValue [] */
   tasks?: AnyTask[];
+  /**
+   * Queues declared in code (`defineQueue`): their settings are stored when the database
+   * opens (idempotent; an override set by the CLI, dashboard or HTTP API is kept), as are
+   * those of the queues `tasks` name by definition; their retention applies to the pruner
+   * of this Baton's workers. Not stored with `readOnly`. @defaultValue []
+   */
+  queues?: Queue[];
   /** Maximum serialized size of a payload, result or checkpoint, in bytes. @defaultValue 1 MiB */
   payloadLimit?: number;
   /** Run migrations when opening. @defaultValue true */
@@ -52,6 +60,7 @@ const schema = z.object({
   directDatabase: z.string().min(1).optional(),
   store: z.custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).jobClaim === 'function').optional(),
   tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')).optional(),
+  queues: z.array(z.custom<Queue>(isQueue, 'must be queues made by defineQueue')).optional(),
   payloadLimit: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
   migrate: z.boolean().optional(),
   readOnly: z.boolean().optional(),
@@ -74,6 +83,7 @@ export function resolveBatonOptions(options: BatonOptions) {
     directDatabase: o.directDatabase ?? directFromEnv,
     store: o.store,
     tasks: o.tasks ?? [],
+    queues: distinctQueues([...(o.queues ?? []), ...(o.tasks ?? []).flatMap((t) => (t.queueDefinition ? [t.queueDefinition] : []))], 'option queues and tasks'),
     payloadLimit: o.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
     migrate: o.migrate ?? true,
     readOnly: o.readOnly ?? false,

@@ -8,6 +8,7 @@
 export { createBaton, type Baton, type EnqueueRest } from './baton.js';
 export type { BatonOptions } from './config.js';
 export { defineTask, isTask, tasksFromModule, type Task, type AnyTask, type TaskOptions, type PayloadOf, type InputOf, type ResultOf } from './job/task.js';
+export { defineQueue, isQueue, type Queue, type QueueOptions } from './flow/queue.js';
 export type { Backoff } from './job/backoff.js';
 export type { Job, JobState, JobError, Progress, Json, EnqueueOptions, JobSummary, Preview, ErrorPreview } from './job/types.js';
 export { JOB_STATES, TERMINAL_STATES, PREVIEW_CHARS } from './job/types.js';
@@ -21,7 +22,8 @@ export type { TimelineEntry, TimelineBase } from './job/timeline.js';
 export type { ListOptions } from './client/query.js';
 export type { WorkerInfo, ThroughputPoint } from './client/fleet.js';
 export { READY_TIMEOUT_MS, type Readiness, type ReadinessCheck } from './client/readiness.js';
-export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type UnservedTaskInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions } from './client/queues.js';
+export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type QueueAdmin, type QueueInfo, type UnservedTaskInfo, type PauseOptions, type PauseResult, type ConcurrencyResult, type KeyInfo, type Rate, type RateState, type RateLimitResult, type RateLimitOptions, type SettingSource, type ClearOverrideResult } from './client/queues.js';
+export type { QueueSetting } from './store/types.js';
 export { CONCURRENCY_STRATEGIES, MAX_KEY_CONCURRENCY, type ConcurrencyStrategy, type KeyConcurrency } from './job/concurrency.js';
 export type { JobAdmin, BulkFilter, BulkOptions, BulkResult, RetryManyOptions, RetryManyResult, CancelManyOptions, CancelManyResult, PurgeResult } from './client/bulk.js';
 export { Worker, type WorkerStatus } from './worker/worker.js';

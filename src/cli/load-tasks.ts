@@ -5,6 +5,7 @@ import { importPeer } from '../import-peer.js';
 import { isTask, tasksFromModule, type AnyTask } from '../job/task.js';
 import { isService, type Service } from '../lease/service.js';
 import { isSchedule, type Schedule } from '../schedule/schedule.js';
+import { isQueue, type Queue } from '../flow/queue.js';
 import { CliError, UsageError, firstLine } from './options.js';
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
@@ -30,17 +31,19 @@ export async function loadTasks(file: string): Promise<AnyTask[]> {
   return tasksFromModule(await importModule(file), file);
 }
 
-/** What a worker's module may export: tasks, schedules and services. */
+/** What a worker's module may export: tasks, schedules, services and queues. */
 export interface WorkerModule {
   tasks: AnyTask[];
   schedules: Schedule[];
   services: Service[];
+  /** Queues it exports (`defineQueue`): stored when the command opens the database, as `createBaton({ queues })`. */
+  queues: Queue[];
 }
 
 /**
- * Loads a worker's module: its tasks, and the schedules (`defineSchedule`) and
- * services (`defineService`) it exports beside them (named exports or members of a
- * default array). Errors as {@link loadTasks}; a module may export no task when it
+ * Loads a worker's module: its tasks, and the schedules (`defineSchedule`), services
+ * (`defineService`) and queues (`defineQueue`) it exports beside them (named exports or
+ * members of a default array). Errors as {@link loadTasks}; a module may export no task when it
  * exports a schedule or a service.
  */
 export async function loadWorkerModule(file: string): Promise<WorkerModule> {
@@ -49,7 +52,7 @@ export async function loadWorkerModule(file: string): Promise<WorkerModule> {
   const schedules = exported.filter(isSchedule);
   const services = exported.filter(isService);
   const tasks = exported.some(isTask) || (schedules.length === 0 && services.length === 0) ? tasksFromModule(module, file) : [];
-  return { tasks, schedules: [...new Set(schedules)], services: [...new Set(services)] };
+  return { tasks, schedules: [...new Set(schedules)], services: [...new Set(services)], queues: [...new Set(exported.filter(isQueue))] };
 }
 
 async function importModule(file: string): Promise<Record<string, unknown>> {

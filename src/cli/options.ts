@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createBaton, type Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
+import type { Queue } from '../flow/queue.js';
 import { createLogger } from '../observe/logger.js';
 import { MAX_RUN_AT, MIN_RUN_AT } from '../client/enqueue.js';
 import { ValidationError, type ValidationSubject } from '../errors.js';
@@ -160,11 +161,12 @@ export function withDatabase(command: Command): Command {
  * `readOnly`: commands that only read (jobs, job, queues, keys, schedules, services) need no
  * write access and never migrate (see BatonOptions.readOnly).
  */
-export function openBaton(options: { database?: string; tasks?: AnyTask[]; readOnly?: boolean }, defaultLevel = 'warn'): Promise<Baton> {
+export function openBaton(options: { database?: string; tasks?: AnyTask[]; queues?: Queue[]; readOnly?: boolean }, defaultLevel = 'warn'): Promise<Baton> {
   return createBaton({
     // An empty --database (an unset shell variable) is refused by name, not taken for the default.
     ...(options.database !== undefined ? { database: options.database } : {}),
     ...(options.tasks ? { tasks: options.tasks } : {}),
+    ...(options.queues ? { queues: options.queues } : {}),
     ...(options.readOnly ? { readOnly: true } : {}),
     logger: createLogger({ level: process.env.BATON_LOG_LEVEL || defaultLevel }),
   });

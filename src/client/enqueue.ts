@@ -103,7 +103,7 @@ export async function prepareJob(deps: ClientDeps, item: EnqueueItem): Promise<N
     throw new ValidationError('invalid enqueue options', [{ path: ['delay'], message: `puts runAt after ${new Date(MAX_RUN_AT).toISOString()}, the latest time accepted (runAt must be within ${RANGE})` }], { subject: 'options' });
   }
   return {
-    queue: options.queue ?? 'default',
+    queue: options.queue ?? task?.queue ?? 'default',
     task: name,
     payload,
     priority: options.priority ?? 0,

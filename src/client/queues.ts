@@ -3,6 +3,11 @@ import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type JobState } from '../job/types.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
+import type { QueueSetting } from '../store/store.js';
+import { QUEUE_SETTINGS } from '../flow/limits.js';
+import { concurrencySchema, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, rateSchema, type Rate } from '../flow/limits.js';
+
+export { MAX_QUEUE_CONCURRENCY, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, type Rate } from '../flow/limits.js';
 
 /** A queue as `baton.queues.list()` shows it. */
 export interface QueueInfo {
@@ -34,6 +39,14 @@ export interface QueueInfo {
    * queue at all). [] when every due job has a worker.
    */
   unservedTasks: UnservedTaskInfo[];
+  /**
+   * Where each setting in force comes from: 'code' (its `defineQueue` declaration),
+   * 'override' (set by `setConcurrency`/`setRateLimit`: the CLI, dashboard or HTTP API;
+   * it wins over the declaration until cleared with `clearOverride`), null (none set).
+   */
+  sources: Record<QueueSetting, SettingSource>;
+  /** The settings its code declares (`defineQueue`, stored by the last process that started with it); null when not declared in code. */
+  declared: { concurrency: number | null; rateLimit: Rate | null; keyRateLimit: Rate | null } | null;
 }
 
 /** A task whose due jobs no live worker serves, in one queue. */
@@ -43,12 +56,15 @@ export interface UnservedTaskInfo {
   jobs: number;
 }
 
-/** A rate: at most `limit` job starts in any window of `periodMs` (a sliding window, fleet-wide). */
-export interface Rate {
-  /** Starts per window, 1..10000. */
-  limit: number;
-  /** The window, ms, 1..604800000 (7 days). */
-  periodMs: number;
+/** Where a queue setting in force comes from: see {@link QueueInfo.sources}. */
+export type SettingSource = 'code' | 'override' | null;
+
+/** What `clearOverride` answers. */
+export interface ClearOverrideResult {
+  queue: string;
+  setting: QueueSetting;
+  /** False when the setting was not overridden (nothing changed). */
+  changed: boolean;
 }
 
 /** A rate limit and its window now, as `baton.queues.list()` shows it. */
@@ -167,6 +183,15 @@ export interface QueueAdmin {
    */
   setRateLimit(name: string, rate: Rate | null, options?: RateLimitOptions): Promise<RateLimitResult>;
   /**
+   * Drops the override of one setting of queue `name` ('concurrency', 'rateLimit' or
+   * 'keyRateLimit', as set by `setConcurrency`/`setRateLimit`): the value its code declares
+   * (`defineQueue`; none when it declares none) is in force again at once, and a later
+   * deploy that changes the declaration takes effect. Wakes waiting workers as a raised
+   * limit does.
+   * @throws ValidationError for a bad name or setting; NotFoundError for a queue Baton does not know
+   */
+  clearOverride(name: string, setting: QueueSetting): Promise<ClearOverrideResult>;
+  /**
    * The busiest concurrency keys with live (queued or running) jobs, of queue `name` or
    * of every queue: most running first, then most queued. Read from the per-key counts
    * the database keeps, so it costs the same with 10 or 100,000 jobs per key.
@@ -178,18 +203,8 @@ export interface QueueAdmin {
 
 const nameSchema = storableString().min(1).max(200);
 const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
-/** The largest queue concurrency limit: far beyond any fleet, small enough to be a plain integer on both drivers. */
-export const MAX_QUEUE_CONCURRENCY = 1_000_000;
-const concurrencySchema = z.number().int().min(1).max(MAX_QUEUE_CONCURRENCY).nullable();
-/** The most starts a rate counts per window: a claim counts up to this many logged starts. */
-export const MAX_RATE_LIMIT = 10_000;
-/** The longest rate window, ms (7 days). */
-export const MAX_RATE_PERIOD_MS = 604_800_000;
-const rateSchema = z.strictObject({
-  limit: z.number().int().min(1).max(MAX_RATE_LIMIT),
-  periodMs: z.number().int().min(1).max(MAX_RATE_PERIOD_MS),
-}).nullable();
 const rateOptionsSchema = z.strictObject({ perKey: z.boolean().optional(), force: z.boolean().optional() });
+const settingSchema = z.enum(QUEUE_SETTINGS);
 const keysOptionsSchema = z.strictObject({ limit: z.number().int().min(1).max(1000).optional() });
 
 /** Builds {@link QueueAdmin}; `resume` emits the client event `queue:resumed` (this process's workers claim at once). */
@@ -211,16 +226,17 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
   return {
     async list() {
       const now = deps.clock.now();
-      const [counts, paused, limits, rates, oldest, unserved, workers] = await Promise.all([
-        deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits(), deps.store.queueListRateLimits({ now }),
+      const [counts, paused, limits, rates, settings, oldest, unserved, workers] = await Promise.all([
+        deps.store.queueCounts({}), deps.store.queueListPaused(), deps.store.queueListLimits(), deps.store.queueListRateLimits({ now }), deps.store.queueListSettings(),
         deps.store.queueOldestDue({ now }), deps.store.queueUnservedTasks({ now }), deps.store.workerList({ now }),
       ]);
       const byName = new Map<string, QueueInfo>();
       const entry = (name: string) => {
         let info = byName.get(name);
         if (!info) {
+          const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
           const serving = workers.filter((w) => w.queues.includes(name)).length;
-          byName.set(name, (info = { name, paused: false, pausedAt: null, counts: Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>, concurrency: null, rateLimit: null, keyRateLimit: null, latencyMs: 0, workers: serving, unservedTasks: [] }));
+          byName.set(name, (info = { name, paused: false, pausedAt: null, counts, concurrency: null, rateLimit: null, keyRateLimit: null, sources: { concurrency: null, rateLimit: null, keyRateLimit: null }, declared: null, latencyMs: 0, workers: serving, unservedTasks: [] }));
         }
         return info;
       };
@@ -230,6 +246,18 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       for (const { queue, perKey, nextAt, ...rate } of rates) entry(queue)[perKey ? 'keyRateLimit' : 'rateLimit'] = { ...rate, nextAt: nextAt === null ? null : new Date(nextAt) };
       for (const row of oldest) entry(row.queue).latencyMs = Math.max(0, now - row.runAt);
       for (const row of unserved) entry(row.queue).unservedTasks.push({ task: row.task, jobs: row.jobs });
+      for (const row of settings) {
+        const info = entry(row.queue);
+        if (row.declaredAt !== null) info.declared = row.declared;
+      }
+      const overridden = new Map(settings.map((row) => [row.queue, row.overridden]));
+      for (const info of byName.values()) {
+        for (const setting of QUEUE_SETTINGS) {
+          // A value set before declarations existed (or by hand) counts as an override.
+          if (overridden.get(info.name)?.[setting]) info.sources[setting] = 'override';
+          else if (info[setting] !== null) info.sources[setting] = info.declared?.[setting] != null ? 'code' : 'override';
+        }
+      }
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async pause(name, options = {}) {
@@ -260,6 +288,13 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
       // This process's workers claim at once, as after a resume (a raised rate has room).
       if (changed) deps.events.emit('queue:resumed', { queue });
       return { queue, perKey, rate: parsed, changed };
+    },
+    async clearOverride(name, setting) {
+      const which = parseInput(settingSchema, setting, `invalid setting (one of ${QUEUE_SETTINGS.join(', ')})`);
+      const queue = await checkName(name);
+      const changed = await deps.store.queueClearOverride({ name: queue, setting: which, now: deps.clock.now() });
+      if (changed) deps.events.emit('queue:resumed', { queue });
+      return { queue, setting: which, changed };
     },
     async keys(name, options = {}) {
       const { limit = 20 } = parseInput(keysOptionsSchema, options, 'invalid keys options');

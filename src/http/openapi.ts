@@ -7,6 +7,8 @@ const json = (schema: object) => ({ content: { 'application/json': { schema } } 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const ok = (description: string, schema: object = { type: 'object' }) => ({ description, ...json(schema) });
 const errors = { '400': error, '401': error, '403': error, '404': error, '409': error, '413': error, '415': error };
+/** What a DELETE of a queue setting answers. */
+const clearOverrideResult = { type: 'object', properties: { queue: { type: 'string' }, setting: { enum: ['concurrency', 'rateLimit', 'keyRateLimit'] }, changed: { type: 'boolean' } } };
 const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
 const emptyBody = { required: false, ...json({ type: 'object' }) };
@@ -193,7 +195,7 @@ export const openApiDocument = {
         responses: { '200': ok('outcome', { type: 'object', properties: { outcome: { const: 'promoted' }, job: ref('Job') } }), ...errors },
       },
     },
-    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none), latency (latencyMs: age of the oldest due queued job, 0 when none), live workers serving it (workers), tasks with due jobs no live worker of the queue serves (unservedTasks: [{ task, jobs }]) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
+    '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none), where each setting in force comes from (sources: { concurrency, rateLimit, keyRateLimit }: "code" = its defineQueue declaration, "override" = set by CLI, dashboard or this API, null = none), the declared settings (declared: { concurrency, rateLimit, keyRateLimit }, null when not declared in code) latency (latencyMs: age of the oldest due queued job, 0 when none), live workers serving it (workers), tasks with due jobs no live worker of the queue serves (unservedTasks: [{ task, jobs }]) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/queues/keys': {
       get: {
         summary: 'The busiest concurrency keys with live (queued or running) jobs, most running first, then most queued; limit: the most of a key running at once fleet-wide, null when none (turns only). A queue Baton does not know → 404',
@@ -221,18 +223,28 @@ export const openApiDocument = {
     },
     '/api/queues/{name}/concurrency': {
       put: {
-        summary: 'Set (1..1000000) or remove (null) the most jobs of a queue running at once across the fleet (admin); stored, exact. Unknown queue → 404 unless force',
+        summary: 'Set (1..1000000) or remove (null) the most jobs of a queue running at once across the fleet (admin); stored, exact; an override of the limit its code declares until DELETE. Unknown queue → 404 unless force',
         parameters: [nameParam],
         requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['concurrency'], properties: { concurrency: { type: ['integer', 'null'], minimum: 1, maximum: 1000000 }, force: { type: 'boolean', default: false } } }) },
         responses: { '200': ok('the queue', { type: 'object', properties: { queue: { type: 'string' }, concurrency: { type: ['integer', 'null'] }, changed: { type: 'boolean' } } }), ...errors },
       },
+      delete: {
+        summary: 'Drop the override of the concurrency limit (admin): the limit the queue\'s code declares (defineQueue; none if it declares none) is in force again. changed false when it was not overridden. Unknown queue → 404',
+        parameters: [nameParam],
+        responses: { '200': ok('the queue', clearOverrideResult), ...errors },
+      },
     },
     '/api/queues/{name}/rate-limit': {
       put: {
-        summary: "Set or remove (rate null) the most jobs of a queue that may start in any sliding window of periodMs across the fleet (admin); perKey: each concurrency key's starts apart. Stored, exact. Unknown queue → 404 unless force",
+        summary: "Set or remove (rate null) the most jobs of a queue that may start in any sliding window of periodMs across the fleet (admin); perKey: each concurrency key's starts apart. Stored, exact; an override of the rate its code declares until DELETE. Unknown queue → 404 unless force",
         parameters: [nameParam],
         requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['rate'], properties: { rate: { oneOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, required: ['limit', 'periodMs'], properties: { limit: { type: 'integer', minimum: 1, maximum: 10000 }, periodMs: { type: 'integer', minimum: 1, maximum: 604800000 } } }] }, perKey: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } }) },
         responses: { '200': ok('the queue', { type: 'object', properties: { queue: { type: 'string' }, perKey: { type: 'boolean' }, rate: { type: ['object', 'null'] }, changed: { type: 'boolean' } } }), ...errors },
+      },
+      delete: {
+        summary: "Drop the override of the queue's rate limit, or with perKey=true of its per-key rate (admin): the rate its code declares (defineQueue; none if it declares none) is in force again. Unknown queue → 404",
+        parameters: [nameParam, { name: 'perKey', in: 'query', schema: { type: 'boolean', default: false } }],
+        responses: { '200': ok('the queue', clearOverrideResult), ...errors },
       },
     },
     '/api/jobs/retry-many': {

@@ -1,11 +1,12 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { ConfigError } from '../errors.js';
-import { DEFINITION_NAME, parseConfig, validateWith } from '../validation.js';
+import { DEFINITION_NAME, parseConfig, storableString, validateWith } from '../validation.js';
 import { z } from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
 import { keyConcurrencySchema, type KeyConcurrency } from './concurrency.js';
 import { stateRetentionSchema, type StateRetention } from '../maintenance/retention.js';
 import type { JobContext } from '../worker/context.js';
+import { isQueue, type Queue } from '../flow/queue.js';
 
 const TASK_BRAND = Symbol.for('baton.task');
 
@@ -17,6 +18,13 @@ const TASK_BRAND = Symbol.for('baton.task');
 export interface TaskOptions<Payload, Result, Input = Payload> {
   /** Standard Schema (zod, valibot, arktype…) the payload must satisfy at enqueue and at run. */
   schema?: StandardSchemaV1<Input, Payload>;
+  /**
+   * The queue of this task's jobs when the enqueue names none (enqueue's `queue` wins): a
+   * name (1-200 characters), or a queue made by `defineQueue`, whose settings a worker
+   * running this task then stores at start. A worker whose options name no `queues`
+   * serves it. @defaultValue 'default'
+   */
+  queue?: string | Queue;
   /** Runs one attempt. Resolve to complete with a JSON result; throw to fail the attempt. */
   handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
   /** Attempts before `failed`, 1..1000. @defaultValue 3 */
@@ -45,6 +53,10 @@ export interface Task<Payload = unknown, Result = unknown, Input = Payload> {
   readonly [TASK_BRAND]: true;
   readonly name: string;
   readonly schema: StandardSchemaV1<Input, Payload> | undefined;
+  /** The queue its jobs go to when the enqueue names none; undefined: 'default'. */
+  readonly queue: string | undefined;
+  /** The queue's definition when the task was given one (`defineQueue`). */
+  readonly queueDefinition: Queue | undefined;
   readonly handler: (payload: Payload, ctx: JobContext) => Promise<Result> | Result;
   readonly maxAttempts: number | undefined;
   readonly timeout: number | undefined;
@@ -64,6 +76,7 @@ export type InputOf<T> = T extends Task<any, any, infer I> ? I : never;
 export type ResultOf<T> = T extends Task<any, infer R, any> ? Awaited<R> : never;
 
 const taskOptionsSchema = z.object({
+  queue: z.union([storableString().min(1).max(200), z.custom<Queue>(isQueue)], 'must be a queue name (1-200 characters, no NUL or lone surrogate) or a queue made by defineQueue').optional(),
   maxAttempts: z.number().int().min(1).max(1000).optional(),
   timeout: z.number().int().positive().max(2_147_483_647).optional(),
   backoff: backoffSchema.optional(),
@@ -95,6 +108,8 @@ export function defineTask<Payload = unknown, Result = unknown, Input = Payload>
     [TASK_BRAND]: true as const,
     name,
     schema: options.schema,
+    queue: isQueue(options.queue) ? options.queue.name : options.queue,
+    queueDefinition: isQueue(options.queue) ? options.queue : undefined,
     handler: options.handler,
     maxAttempts: options.maxAttempts,
     timeout: options.timeout,

@@ -70,6 +70,14 @@ const states = { completed: age.optional(), failed: age.optional(), cancelled: a
 /** Zod schema of {@link StateRetention} (a task's `retention` option). */
 export const stateRetentionSchema = z.object(states).strict();
 
+/** Zod schema of {@link QueueRetention} (a queue's entry in `retention.queues`, and `defineQueue`'s `retention`). */
+export const queueRetentionSchema = z
+  .object({
+    ...states,
+    keep: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(0, 'must be at least 0').max(MAX_KEEP, `must be at most ${MAX_KEEP}`).optional(),
+  })
+  .strict();
+
 const retentionObject = z
     .object({
       ...states,
@@ -77,12 +85,7 @@ const retentionObject = z
       queues: z
         .record(
           z.string(),
-          z
-            .object({
-              ...states,
-              keep: z.number({ error: 'must be a number of jobs' }).int('must be an integer').min(0, 'must be at least 0').max(MAX_KEEP, `must be at most ${MAX_KEEP}`).optional(),
-            })
-            .strict(),
+          queueRetentionSchema,
         )
         .superRefine((queues, ctx) => {
           for (const name of Object.keys(queues)) {
@@ -109,6 +112,18 @@ export const retentionOptionsSchema = z
     for (const issue of parsed.error.issues) ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
     return z.NEVER;
   });
+
+/**
+ * The worker's retention with the retention of declared queues (`defineQueue`) added: a
+ * queue's declared settings apply where the worker's `queues[name]` says nothing, state by state.
+ */
+export function withQueueRetention(options: RetentionOptions, queues: ReadonlyArray<{ name: string; retention?: QueueRetention | undefined }>): RetentionOptions {
+  const declared = queues.filter((q) => q.retention !== undefined);
+  if (declared.length === 0) return options;
+  const merged: Record<string, QueueRetention> = { ...options.queues };
+  for (const q of declared) merged[q.name] = { ...q.retention, ...options.queues?.[q.name] };
+  return { ...options, queues: merged };
+}
 
 /** One age rule: delete jobs of `state` matching the scope whose age exceeds `maxAgeMs`. */
 export interface AgeRule {

@@ -209,6 +209,15 @@ export abstract class DriverStore<C> implements Store {
   queueSetRateLimit(params: StoreParams<'queueSetRateLimit'>) {
     return this.#operations.queueSetRateLimit(this.#context, params);
   }
+  queueDeclare(params: StoreParams<'queueDeclare'>) {
+    return this.#operations.queueDeclare(this.#context, params);
+  }
+  queueClearOverride(params: StoreParams<'queueClearOverride'>) {
+    return this.#operations.queueClearOverride(this.#context, params);
+  }
+  queueListSettings(params?: StoreParams<'queueListSettings'>) {
+    return this.#operations.queueListSettings(this.#context, params);
+  }
   queueListRateLimits(params: StoreParams<'queueListRateLimits'>) {
     return this.#operations.queueListRateLimits(this.#context, params);
   }

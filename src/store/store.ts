@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue, QueueDeclaration, QueueSetting, QueueSettingsRecord } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -412,12 +412,15 @@ export interface Store {
 
   /**
    * Sets (`concurrency` 1..) or clears (null) the fleet-wide limit on running jobs of
-   * queue `name`, creating its row when missing. Every claim that starts after this
+   * queue `name`, creating its row when missing, as an override of the declared value
+   * (see {@link queueDeclare}): a limit is marked overridden; null is marked overridden
+   * only when the queue declares a limit (it then removes that limit until
+   * {@link queueClearOverride}), else it just clears. Every claim that starts after this
    * commits honours it (jobClaim counts the queue's running jobs under the limit,
    * exactly, however many workers claim at once); jobs already running over a lowered
    * limit go on, and no new one starts until the count is under it. Raising or clearing
    * a limit wakes other processes' workers as a resume does.
-   * @returns true when the limit changed, false when it already was so
+   * @returns true when the limit or its override mark changed, false when it already was so
    */
   queueSetConcurrency(params: { name: string; concurrency: number | null; now: number }): Promise<boolean>;
 
@@ -430,10 +433,32 @@ export interface Store {
    * key's starts apart (unkeyed jobs are not counted). Every claim that starts after this
    * commits honours it, exactly: in no window of `periodMs` do more than `limit` starts
    * happen (sliding-window log, migration 13). Any change wakes other processes' workers
-   * as a resume does.
-   * @returns true when the rate changed, false when it already was so
+   * as a resume does. An override of the declared rate, as {@link queueSetConcurrency}'s limit.
+   * @returns true when the rate or its override mark changed, false when it already was so
    */
   queueSetRateLimit(params: { name: string; perKey: boolean; rate: RateLimit | null; now: number }): Promise<boolean>;
+
+  /**
+   * Stores the settings code declares for each queue (`defineQueue`), creating rows when
+   * missing, in name order in one transaction: per setting, the declared value becomes
+   * the value in force unless that setting is overridden. Idempotent and safe with many
+   * processes declaring at once: a row whose declaration and values in force already
+   * match is not written (no lock held, no wake-up). A raised or cleared limit or a
+   * changed rate wakes other processes' workers as {@link queueSetConcurrency} does.
+   * @param params.queues - distinct names, 1..1000 of them
+   * @returns the names of the queues whose row was written (created, or declaration or value in force changed), by name
+   */
+  queueDeclare(params: { queues: QueueDeclaration[]; now: number }): Promise<string[]>;
+
+  /**
+   * Drops the override of one setting of queue `name`: the declared value (none when
+   * not declared) is in force again, and the next declaration updates it.
+   * @returns true when the setting was overridden, false when it was not (or no such queue)
+   */
+  queueClearOverride(params: { name: string; setting: QueueSetting; now: number }): Promise<boolean>;
+
+  /** The queues declared in code or with an overridden setting, by name, with their declared values and override marks. */
+  queueListSettings(params?: Record<string, never>): Promise<QueueSettingsRecord[]>;
 
   /**
    * The rate limits of every queue (or of `queues`), by queue then scope (queue first),

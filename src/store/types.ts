@@ -294,6 +294,28 @@ export interface QueueLimit {
   running: number;
 }
 
+/** A queue setting that code declares and an override may replace: the concurrency limit, the queue's rate, the per-key rate. */
+export type QueueSetting = 'concurrency' | 'rateLimit' | 'keyRateLimit';
+
+/** The settings of queue `name` as code declares them (`defineQueue`), for `queueDeclare`; null: none. */
+export interface QueueDeclaration {
+  name: string;
+  concurrency: number | null;
+  rateLimit: RateLimit | null;
+  keyRateLimit: RateLimit | null;
+}
+
+/** A queue's declared settings and which settings are overridden, as `queueListSettings` reads them. */
+export interface QueueSettingsRecord {
+  queue: string;
+  /** When its declaration was last stored (ms since the epoch); null: never declared in code. */
+  declaredAt: number | null;
+  /** The declared values (all null when never declared). */
+  declared: Omit<QueueDeclaration, 'name'>;
+  /** Per setting, whether the value in force was set by an override (CLI, dashboard, HTTP) rather than the declaration. */
+  overridden: Record<QueueSetting, boolean>;
+}
+
 /** A rate: at most `limit` job starts in any window of `periodMs` milliseconds. */
 export interface RateLimit {
   /** Starts per window, 1..10000 (a claim counts up to this many logged starts). */

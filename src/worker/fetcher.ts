@@ -3,77 +3,157 @@ import { JobRun } from './executor.js';
 import type { WorkerState } from './state.js';
 
 /** Runs occupying a slot (started, slot not yet freed) and runs waiting for one (claimed ahead). */
-function slotCounts(state: WorkerState): { busy: number; waiting: number } {
-  let busy = 0;
-  let waiting = 0;
+interface SlotCounts {
+  busy: number;
+  waiting: number;
+}
+
+/** The worker's slot counts, and with per-queue slots (`queues` as a record) each served queue's. */
+function slotCounts(state: WorkerState): SlotCounts & { byQueue: Map<string, SlotCounts> | null } {
+  const total = { busy: 0, waiting: 0 };
+  const byQueue = state.options.queueSlots ? new Map(state.options.queues.map((q) => [q, { busy: 0, waiting: 0 }])) : null;
   for (const run of state.runs) {
-    if (!run.started) waiting++;
-    else if (!run.slotFree) busy++;
+    const counts = byQueue?.get(run.job.queue);
+    if (!run.started) {
+      total.waiting++;
+      if (counts) counts.waiting++;
+    } else if (!run.slotFree) {
+      total.busy++;
+      if (counts) counts.busy++;
+    }
   }
-  return { busy, waiting };
+  return { ...total, byQueue };
 }
 
 /**
- * Starts waiting runs (claimed ahead, `prefetch`) in claim order into the free slots; one
- * whose lease ran out while it waited is dropped as lost instead (JobRun.start).
- * Does nothing once the worker is stopping: the shutdown releases them.
+ * Starts waiting runs (claimed ahead, `prefetch`; with per-queue slots, any claimed job)
+ * in claim order into the free slots: the worker's, and with per-queue slots its queue's
+ * too (a run whose queue is full is passed over, the next may start). One whose lease
+ * ran out while it waited is dropped as lost instead (JobRun.start). Does nothing once
+ * the worker is stopping: the shutdown releases them.
  */
 export function startWaiting(state: WorkerState): void {
   if (state.stopping) return;
-  let free = state.options.concurrency - slotCounts(state).busy;
+  const counts = slotCounts(state);
+  let free = state.options.concurrency - counts.busy;
+  const slots = state.options.queueSlots;
   for (const run of state.runs) {
     if (free <= 0) return;
-    if (!run.started && run.start()) free--;
+    if (run.started) continue;
+    const queue = slots ? counts.byQueue!.get(run.job.queue)! : null;
+    if (queue && queue.busy >= slots![run.job.queue]!) continue;
+    if (run.start()) {
+      free--;
+      if (queue) queue.busy++;
+    }
   }
+}
+
+/** One claim of a round: these queues, at most `limit` jobs. */
+interface ClaimPart {
+  queues: string[];
+  limit: number;
+}
+
+/**
+ * The claims of one round with per-queue slots: the queues whose own room (slots +
+ * prefetch − held) is at least the worker's `room` in one claim (their slots do not bind),
+ * and each other queue with room in a claim of its own, bounded by its room. Each claim
+ * takes at most what the ones before left of `room`; the start rotates by `round`, so
+ * that under a total below the sum of slots no queue always claims last.
+ */
+function claimParts(state: WorkerState, counts: ReturnType<typeof slotCounts>, room: number, round: number): ClaimPart[] {
+  const { queueSlots, queues, prefetch } = state.options;
+  const open: string[] = [];
+  const parts: ClaimPart[] = [];
+  for (const queue of queues) {
+    const held = counts.byQueue!.get(queue)!;
+    const own = queueSlots![queue]! + prefetch - held.busy - held.waiting;
+    if (own >= room) open.push(queue);
+    else if (own > 0) parts.push({ queues: [queue], limit: own });
+  }
+  if (open.length > 0) parts.push({ queues: open, limit: room });
+  const start = parts.length === 0 ? 0 : round % parts.length;
+  return [...parts.slice(start), ...parts.slice(0, start)];
+}
+
+/** Claim rounds with per-queue slots so far, per worker, for {@link claimParts}' rotation. */
+const rounds = new WeakMap<WorkerState, number>();
+
+function nextRound(state: WorkerState): number {
+  const round = (rounds.get(state) ?? 0) + 1;
+  rounds.set(state, round);
+  return round;
 }
 
 /**
  * Claims due jobs into the free slots, plus up to `prefetch` more that wait for a slot
  * (one `jobClaim` for all of them), and starts a run for each, writing the completions
  * waiting in the completer in the same transaction (`jobCompleteAndClaim`: one commit
- * for the jobs that just ended and the ones that take their slots). When a run frees
- * its slot, `onSlotFree` is called so the worker can start a waiting run and claim
- * again; the run stays in `state.runs` until its outcome is written. While the worker
- * is stopping it claims nothing, and writes the waiting completions alone.
- * @returns whether the claim took fewer jobs than it had room for (false when it claimed nothing because there was no room)
+ * for the jobs that just ended and the ones that take their slots). With per-queue
+ * slots (`queues` as a record), a queue takes at most its free slots (+ `prefetch`):
+ * queues whose room the total bounds anyway share one claim, and each queue with less
+ * room claims apart (one statement per such queue with room; the first carries the
+ * completions). When a run frees its slot, `onSlotFree` is called so the worker can
+ * start a waiting run and claim again; the run stays in `state.runs` until its outcome
+ * is written. While the worker is stopping it claims nothing, and writes the waiting
+ * completions alone.
+ * @returns whether a claim took fewer jobs than it had room for (false when it claimed nothing because there was no room)
  * @throws StoreError when the write failed (the completions taken are retried by the completer)
  */
 export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<boolean> {
   startWaiting(state);
-  const { busy, waiting } = slotCounts(state);
-  const room = state.options.concurrency + state.options.prefetch - busy - waiting;
+  const counts = slotCounts(state);
+  const room = state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting;
   const completions = state.executor.completer.take();
-  const { items } = completions;
-  let claimed: ClaimedJob[];
+  let { items } = completions;
+  const claimed: ClaimedJob[] = [];
+  let short = false;
+  let failure: unknown;
   try {
-    if (state.stopping || room <= 0 || state.tasks.size === 0) {
-      if (items.length > 0) completions.settle(await state.store.jobCompleteMany({ items, now: state.clock.now() }));
-      return false;
+    let parts: ClaimPart[] = [];
+    if (!state.stopping && room > 0 && state.tasks.size > 0) {
+      parts = counts.byQueue ? claimParts(state, counts, room, nextRound(state)) : [{ queues: state.options.queues, limit: room }];
     }
-    const claim = {
-      workerId: state.options.workerId,
-      tasks: [...state.tasks.keys()],
-      queues: state.options.queues,
-      limit: room,
-      leaseMs: state.options.leaseTtl,
-      now: state.clock.now(),
-    };
-    if (items.length === 0) claimed = await state.store.jobClaim(claim);
-    else {
-      const written = await state.store.jobCompleteAndClaim({ ...claim, items });
-      completions.settle(written.completed);
-      claimed = written.claimed;
+    let left = room;
+    for (const part of parts) {
+      const limit = Math.min(part.limit, left);
+      if (limit <= 0) break;
+      const claim = { workerId: state.options.workerId, tasks: [...state.tasks.keys()], queues: part.queues, limit, leaseMs: state.options.leaseTtl, now: state.clock.now() };
+      let jobs: ClaimedJob[];
+      if (items.length === 0) jobs = await state.store.jobClaim(claim);
+      else {
+        const written = await state.store.jobCompleteAndClaim({ ...claim, items });
+        completions.settle(written.completed);
+        items = [];
+        jobs = written.claimed;
+      }
+      claimed.push(...jobs);
+      left -= jobs.length;
+      if (jobs.length < limit) short = true;
     }
+    if (items.length > 0) completions.settle(await state.store.jobCompleteMany({ items, now: state.clock.now() }));
   } catch (error) {
-    completions.fail(error);
-    throw error;
+    if (items.length > 0) completions.fail(error);
+    failure = error;
   }
-  // Slots freed while the claim was in flight went to waiting runs (onSlotFree); the
-  // new jobs take what is left, in claim order, after any run still waiting. If stop()
-  // began while it was in flight, every job waits: the shutdown hands them back with
-  // the jobs claimed ahead (job:released, counted in its summary, attempt not counted).
+  // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
+  if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
+  if (failure !== undefined) throw failure;
+  return short;
+}
+
+/**
+ * Starts a run for each claimed job, in claim order. Slots freed while the claim was in
+ * flight went to waiting runs (onSlotFree); the new jobs take what is left, after any
+ * run still waiting (with per-queue slots, {@link startWaiting} places them). If stop()
+ * began while it was in flight, every job waits: the shutdown hands them back with the
+ * jobs claimed ahead (job:released, counted in its summary, attempt not counted).
+ */
+function addRuns(state: WorkerState, claimed: ClaimedJob[], onSlotFree: () => void): void {
+  const perQueue = state.options.queueSlots !== null;
   const after = slotCounts(state);
-  let free = state.stopping ? 0 : state.options.concurrency - after.busy - after.waiting;
+  let free = state.stopping || perQueue ? 0 : state.options.concurrency - after.busy - after.waiting;
   for (const job of claimed) {
     // Before the run: a run that does not wait starts its handler (and emits job:started) as it is made.
     state.events.emit('job:claimed', { job });
@@ -82,5 +162,5 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
     void run.slotFreed.then(onSlotFree);
     void run.done.then(() => state.runs.delete(run));
   }
-  return claimed.length < room;
+  if (perQueue) startWaiting(state);
 }

@@ -18,21 +18,45 @@ const ms = (min = 1) =>
     .min(min, `must be at least ${min} ms`)
     .max(2_147_483_647, 'must be at most 2147483647 ms (2^31 - 1, Node\'s timer limit)');
 
+const queueNameSchema = storableString().min(1, 'must not be empty (a queue name has 1-200 characters)').max(200, 'must be at most 200 characters (a queue name has 1-200)');
+const queueList = z
+  .array(queueNameSchema)
+  .min(1, 'must name at least one queue')
+  .check((ctx) => {
+    const twice = ctx.value.find((name, i) => ctx.value.indexOf(name) !== i);
+    if (twice !== undefined) ctx.issues.push({ code: 'custom', message: `names queue ${JSON.stringify(twice)} twice`, input: ctx.value });
+  });
+/** The most slots of one queue in one worker (the worker's own `concurrency` bound). */
+const MAX_SLOTS = 10_000;
+const queueSlotsSchema = z
+  .record(z.string(), z.number({ error: 'must be a number of slots' }).int('must be an integer (slots)').min(1, 'must be at least 1 (slots)').max(MAX_SLOTS, `must be at most ${MAX_SLOTS} (slots)`))
+  .superRefine((record, ctx) => {
+    if (Object.keys(record).length === 0) ctx.addIssue({ code: 'custom', message: 'must name at least one queue' });
+    // Keys checked here: a record's key schema is reported only as "Invalid key in record".
+    for (const name of Object.keys(record)) {
+      const key = queueNameSchema.safeParse(name);
+      if (!key.success) ctx.addIssue({ code: 'custom', path: [name], message: `not a queue name: ${key.error.issues.map((i) => i.message).join('; ')}` });
+    }
+  });
+
+/** An array of names or a record of slots (not a zod union: a union reports only "Invalid input", this names the bad entry). */
+const queuesSchema = z
+  .custom<string[] | Record<string, number>>((v) => typeof v === 'object' && v !== null, 'must be an array of queue names, or a record of queue name → slots (e.g. { emails: 10, reports: 2 })')
+  .transform((value, ctx) => {
+    const parsed = (Array.isArray(value) ? queueList : queueSlotsSchema).safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+    return z.NEVER;
+  });
+
 const schema = z
   .object({
     tasks: z.array(z.custom<AnyTask>(isTask, 'must be tasks made by defineTask')),
     services: z.array(z.custom<Service>(isService, 'must be services made by defineService')).optional(),
     schedules: z.array(z.custom<Schedule>(isSchedule, 'must be schedules made by defineSchedule')).optional(),
     scheduler: z.boolean().optional(),
-    queues: z
-      .array(storableString().min(1, 'must not be empty (a queue name has 1-200 characters)').max(200, 'must be at most 200 characters (a queue name has 1-200)'))
-      .min(1, 'must name at least one queue')
-      .check((ctx) => {
-        const twice = ctx.value.find((name, i) => ctx.value.indexOf(name) !== i);
-        if (twice !== undefined) ctx.issues.push({ code: 'custom', message: `names queue ${JSON.stringify(twice)} twice`, input: ctx.value });
-      })
-      .optional(),
-    concurrency: z.number().int().min(1).max(10_000).optional(),
+    queues: queuesSchema.optional(),
+    concurrency: z.number().int().min(1).max(MAX_SLOTS).optional(),
     prefetch: z.number().int().min(0).max(10_000).optional(),
     pollInterval: ms(10).optional(),
     watchInterval: ms(10).optional(),
@@ -69,12 +93,22 @@ export interface WorkerOptions {
    */
   scheduler?: boolean;
   /**
-   * Queues to claim from: at least one, none twice, each 1-200 characters (as
-   * `enqueue`'s `queue`) with no NUL or lone UTF-16 surrogate; ConfigError otherwise.
-   * @defaultValue ['default']
+   * Queues to claim from, each 1-200 characters (as `enqueue`'s `queue`) with no NUL or
+   * lone UTF-16 surrogate; ConfigError otherwise. Either:
+   * - an array of names (at least one, none twice): one pool of `concurrency` slots
+   *   serves them all;
+   * - a record of name → slots (1..10000), e.g. `{ emails: 10, reports: 2 }`: each queue
+   *   runs at most its slots at once in this worker (as River's per-queue MaxWorkers,
+   *   Oban's queue limits), and `concurrency` caps their sum (default: the sum). A
+   *   queue with free slots is claimed from even while another is full, so long jobs
+   *   of one queue never take the slots of another.
+   * @defaultValue 'default' plus the queue of each task that names one (`defineTask`'s `queue`), one pool
    */
-  queues?: string[];
-  /** Jobs run at once. 1..10000. @defaultValue 10 */
+  queues?: string[] | Record<string, number>;
+  /**
+   * Jobs run at once, 1..10000. With per-queue slots (`queues` as a record) the total
+   * over every queue. @defaultValue 10; with per-queue slots, their sum
+   */
   concurrency?: number;
   /**
    * Jobs claimed ahead of a free slot, 0..10000: each claim takes up to this many more
@@ -134,7 +168,12 @@ export interface WorkerOptions {
 }
 
 /** WorkerOptions with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'logger' | 'clock'>>;
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'logger' | 'clock' | 'queues'>> & {
+  /** The queues served, in the order given (a record's keys). */
+  queues: string[];
+  /** Slots per queue when `queues` was a record; null: one pool of `concurrency` serves every queue. */
+  queueSlots: Readonly<Record<string, number>> | null;
+};
 
 /**
  * Validates options and applies defaults.
@@ -167,13 +206,15 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     if (names.has(task.name)) throw new ConfigError(`worker option tasks: two tasks are named "${task.name}"`);
     names.add(task.name);
   }
+  const queueSlots = o.queues === undefined || Array.isArray(o.queues) ? null : Object.freeze({ ...o.queues });
   return {
     tasks: o.tasks,
     services,
     schedules,
     scheduler: o.scheduler ?? schedules.length > 0,
-    queues: o.queues ?? ['default'],
-    concurrency: o.concurrency ?? 10,
+    queues: queueSlots ? Object.keys(queueSlots) : o.queues as string[] | undefined ?? defaultQueues(o.tasks),
+    queueSlots,
+    concurrency: o.concurrency ?? (queueSlots ? Math.min(MAX_SLOTS, Object.values(queueSlots).reduce((a, b) => a + b, 0)) : 10),
     prefetch: o.prefetch ?? 0,
     pollInterval: o.pollInterval ?? 1000,
     watchInterval: o.watchInterval ?? 10,
@@ -189,4 +230,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     workerId: o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     quiet: o.quiet ?? false,
   };
+}
+
+/** The queues a worker serves when its options name none: 'default', then each task's own queue (defineTask's `queue`), once each. */
+function defaultQueues(tasks: readonly AnyTask[]): string[] {
+  return [...new Set(['default', ...tasks.flatMap((task) => (task.queue === undefined ? [] : [task.queue]))])];
 }

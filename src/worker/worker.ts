@@ -22,6 +22,8 @@ import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { shutdown } from './shutdown.js';
 import { heldRuns, type WorkerState } from './state.js';
+import { declareQueues, distinctQueues, type Queue } from '../flow/queue.js';
+import { withQueueRetention } from '../maintenance/retention.js';
 
 /** A worker's place in its lifecycle: see {@link Worker.status}. */
 export type WorkerStatus = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -34,13 +36,15 @@ export interface WorkerDeps {
   payloadLimit: number;
   /** Spans for runs, schedule ticks and service runs (observe/tracing.ts). */
   tracing: Tracing;
+  /** Queues declared to `createBaton({ queues })`: their retention applies to this worker's pruner (which prunes for the whole fleet). @defaultValue [] */
+  queues?: ReadonlyArray<Queue>;
   /** Subscribes to jobs enqueued by this process (instant local wake-up); returns unsubscribe. */
   onLocalEnqueue(listener: () => void): () => void;
 }
 
 /**
- * A worker: claims jobs of its tasks from its queues into `concurrency` slots and
- * runs them. Lifecycle:
+ * A worker: claims jobs of its tasks from its queues into `concurrency` slots (with
+ * per-queue slots, each queue into its own, fetcher.ts) and runs them. Lifecycle:
  * ```
  * new ──start()──► running ──stop()──► stopping (drain → abort → release) ──► stopped
  * ```
@@ -65,6 +69,8 @@ export class Worker {
   readonly #services: ServiceRunner[];
   readonly #pruner: Pruner | undefined;
   readonly #vacuum: TableVacuum;
+  /** The queues its tasks declare (defineTask's `queue: defineQueue(…)`): stored at start. */
+  readonly #declared: Queue[];
   #unsubscribe: Array<() => void> = [];
   #started = false;
   /** Set once start() has started the loops: the worker claims. */
@@ -94,6 +100,8 @@ export class Worker {
     this.#events = new TypedEmitter<WorkerEvents>(() => logger);
     const o = this.options;
     logJobOutcomes(this.#events, base.child({ component: 'job' }), () => clock.now(), { completed: !o.quiet });
+    this.#declared = distinctQueues(o.tasks.flatMap((t) => (t.queueDefinition ? [t.queueDefinition] : [])), 'worker option tasks');
+    const known = distinctQueues([...this.#declared, ...(deps.queues ?? [])], 'worker option tasks and createBaton option queues');
     this.#state = {
       options: o,
       store: deps.store,
@@ -175,7 +183,7 @@ export class Worker {
     this.#events.on('schedule:enqueued', () => this.#wake());
     this.#pruner = o.retention === false
       ? undefined
-      : new Pruner({ store: deps.store, clock, logger: base.child({ component: 'pruner' }), events: this.#events, options: o.retention, tasks: o.tasks });
+      : new Pruner({ store: deps.store, clock, logger: base.child({ component: 'pruner' }), events: this.#events, options: withQueueRetention(o.retention, known), tasks: o.tasks });
     this.#vacuum = new TableVacuum({ store: deps.store, logger: base.child({ component: 'vacuum' }), events: this.#events, onError });
     this.#services = [...o.services, ...(this.#pruner ? [this.#pruner.service()] : [])].map((service) => {
       let failures = 0;
@@ -228,7 +236,8 @@ export class Worker {
   }
 
   /**
-   * Stores the declared schedules (idempotent upsert), starts the loops, the
+   * Stores the queues its tasks declare and the declared schedules (idempotent
+   * upserts), starts the loops, the
    * scheduler and the services, and claims at once. Calling it twice is harmless. A
    * worker whose stop() was called before, or while this ran up to its loops, never
    * claims: start() then resolves without starting them.
@@ -244,6 +253,7 @@ export class Worker {
 
   async #start(): Promise<void> {
     try {
+      await declareQueues(this.#state, this.#declared);
       for (const schedule of this.options.schedules) {
         await upsertSchedule({ store: this.#state.store, clock: this.#state.clock, payloadLimit: this.#deps.payloadLimit }, schedule);
       }

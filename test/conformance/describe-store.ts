@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { flowTests } from './flow.js';
 import { keyTests } from './keys.js';
 import { rateTests } from './rates.js';
+import { queueDeclarationTests } from './queue-declarations.js';
 import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
@@ -26,6 +27,7 @@ export type { StoreFactory } from './harness.js';
  * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
  * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
+ * queue-declarations.ts (settings declared in code and their overrides),
  * timeline.ts (the stored timeline each transition appends to).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
@@ -42,6 +44,7 @@ export function describeStore(name: string, factory: StoreFactory): void {
     flowTests(h);
     keyTests(h);
     rateTests(h);
+    queueDeclarationTests(h);
     timelineTests(h);
   });
 }

@@ -269,7 +269,7 @@ describe('HTTP API', () => {
     expect(text).toMatch(/^event: change\n/);
     const data = JSON.parse(/data: (.*)\n/.exec(text)![1]!);
     // No latency (it grows every poll): only changes make a change event.
-    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null, workers: 0, unservedTasks: [{ task: 'greet', jobs: 1 }] }]);
+    expect(data.counts).toEqual([{ queue: 'default', counts: { queued: 1, running: 0, completed: 0, failed: 0, cancelled: 0 }, paused: false, pausedAt: null, concurrency: null, rateLimit: null, keyRateLimit: null, sources: { concurrency: null, rateLimit: null, keyRateLimit: null }, declared: null, workers: 0, unservedTasks: [{ task: 'greet', jobs: 1 }] }]);
     expect(data.running).toEqual([]);
     expect(typeof data.at).toBe('string');
   });

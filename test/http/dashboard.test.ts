@@ -10,7 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { readFileSync } from 'node:fs';
-import { defineService, defineTask, PREVIEW_CHARS, type AnyTask, type Baton } from 'baton-jobs';
+import { defineQueue, defineService, defineTask, PREVIEW_CHARS, type AnyTask, type Baton } from 'baton-jobs';
 import { createHttpApp } from 'baton-jobs/http';
 import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, screenshot, scriptsContaining, waitForCount, waitForProgressAbove, waitForText, watchPage } from '../helpers/browser.js';
 import { openBaton, testDriver } from '../helpers/db.js';
@@ -453,6 +453,48 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBe(3);
     // The browser logs the refused request (400) itself; nothing else went wrong.
     expect(pageErrors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+  });
+
+  it("sets a queue's rate from the page, shows whether each setting is the code's or an override, and puts the code's back", async () => {
+    const declared = defineQueue('default', { concurrency: 4, rateLimit: { limit: 5, periodMs: 1000 } });
+    const mailer = defineTask('mailer', { queue: declared, handler: () => 'sent' });
+    const { baton, page, url, pageErrors } = await setup({ extraTasks: [mailer] });
+    const settings = async () => {
+      const q = (await baton.queues.list()).find((x) => x.name === 'default')!;
+      return { concurrency: q.concurrency, rate: q.rateLimit && { limit: q.rateLimit.limit, periodMs: q.rateLimit.periodMs }, sources: q.sources };
+    };
+    await open(page, url, '#/queues');
+    const row = page.locator('tr[data-queue="default"]');
+    await waitForText(page, 'td[data-rate="default"]', '0 / 5 per 1s (code)');
+    await waitForText(page, 'tr[data-queue="default"] td[data-limit-source="code"]', '/ 4 (code)');
+
+    await row.locator('input[data-rate-limit-input="default"]').fill('2');
+    await row.locator('input[data-rate-period-input="default"]').fill('60000');
+    await row.locator('button[data-action="set-rate"]').click();
+    await waitForText(page, '#flash', 'Queue default: at most 2 starts per 60000 ms across the fleet');
+    expect(await settings()).toMatchObject({ rate: { limit: 2, periodMs: 60_000 }, sources: { rateLimit: 'override', concurrency: 'code' } });
+    await waitForText(page, 'td[data-rate="default"]', '0 / 2 per 60s (override)');
+
+    // Only the limit given: refused in the page, nothing sent.
+    await row.locator('input[data-rate-limit-input="default"]').fill('3');
+    await row.locator('input[data-rate-period-input="default"]').fill('');
+    await row.locator('button[data-action="set-rate"]').click();
+    await waitForText(page, '#flash', 'give both the starts and the period');
+    expect((await settings()).rate).toEqual({ limit: 2, periodMs: 60_000 });
+
+    await row.locator('button[data-action="clear-rateLimit"]').click();
+    await waitForText(page, '#flash', 'Queue default: the rate its code declares is in force');
+    expect(await settings()).toMatchObject({ rate: { limit: 5, periodMs: 1000 }, sources: { rateLimit: 'code' } });
+    await waitForText(page, 'td[data-rate="default"]', '0 / 5 per 1s (code)');
+
+    // Both fields empty: no rate, as an override of the declared one.
+    await row.locator('input[data-rate-limit-input="default"]').fill('');
+    await row.locator('input[data-rate-period-input="default"]').fill('');
+    await row.locator('button[data-action="set-rate"]').click();
+    await waitForText(page, '#flash', 'Queue default: no rate limit');
+    expect(await settings()).toMatchObject({ rate: null, sources: { rateLimit: 'override' } });
+    await waitForText(page, 'td[data-rate="default"]', 'none (override)');
+    expect(pageErrors).toEqual([]);
   });
 
   it("shows each queue's rate window and the busiest concurrency keys (running / limit, queued)", async () => {

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { withBaton, withDatabase } from '../options.js';
 import { err, out, printable, printJson, table } from '../output.js';
-import type { QueueInfo, RateState } from '../../client/queues.js';
+import type { QueueInfo, Rate, RateState } from '../../client/queues.js';
+import type { QueueSetting } from '../../store/store.js';
 
 /** A latency for people: `-` for none, `850ms`, `12s`, `4m`, `3h`, `2d`. */
 export function latencyCell(ms: number): string {
@@ -25,11 +26,25 @@ export function unservedWarning(q: Pick<QueueInfo, 'name' | 'workers' | 'unserve
 const rateCell = (rate: RateState) => `${rate.used}/${rate.limit} per ${rate.periodMs}ms`;
 
 /**
+ * For a queue declared in code, where the value in force comes from: ` (code)`, or
+ * ` (override; code 5)` naming the declared value it replaces (`none`: it declares none).
+ * Nothing for a queue not declared in code, or a setting set nowhere.
+ */
+export function sourceNote(q: QueueInfo, setting: QueueSetting): string {
+  const source = q.sources[setting];
+  if (q.declared === null || source === null) return '';
+  if (source === 'code') return ' (code)';
+  const declared: number | Rate | null = q.declared[setting];
+  return ` (override; code ${declared === null ? 'none' : typeof declared === 'number' ? declared : `${declared.limit} per ${declared.periodMs}ms`})`;
+}
+
+/**
  * `baton queues`: every queue with its job counts per state, whether it is paused, its
  * concurrency limit (running as `3/5`), its rate limits (starts in the window as
- * `4/10 per 1000ms`; per key, the busiest key's), its latency (age of its oldest due job)
- * and the tasks with due jobs that no live worker serves (also one warning per such
- * queue on stderr).
+ * `4/10 per 1000ms`; per key, the busiest key's), for a queue declared in code whether
+ * each setting is the code's or an override (`3/2 (override; code 5)`), its latency (age
+ * of its oldest due job) and the tasks with due jobs that no live worker serves (also one
+ * warning per such queue on stderr).
  */
 export function queuesCommand(): Command {
   return withDatabase(new Command('queues'))
@@ -46,9 +61,12 @@ export function queuesCommand(): Command {
             status: (q) => (q.paused ? `paused since ${q.pausedAt!.toISOString()}` : 'active'),
             queued: (q) => String(q.counts.queued),
             latency: (q) => latencyCell(q.latencyMs),
-            running: (q) => (q.concurrency === null ? String(q.counts.running) : `${q.counts.running}/${q.concurrency}`),
+            running: (q) => (q.concurrency === null ? String(q.counts.running) : `${q.counts.running}/${q.concurrency}`) + sourceNote(q, 'concurrency'),
             // Starts in the window / the rate, then each key's: `4/10 per 1000ms, key 1/2 per 500ms`.
-            rate: (q) => [q.rateLimit && rateCell(q.rateLimit), q.keyRateLimit && `key ${rateCell(q.keyRateLimit)}`].filter(Boolean).join(', ') || '-',
+            rate: (q) => [
+              (q.rateLimit || q.sources.rateLimit) && `${q.rateLimit ? rateCell(q.rateLimit) : 'none'}${sourceNote(q, 'rateLimit')}`,
+              (q.keyRateLimit || q.sources.keyRateLimit) && `key ${q.keyRateLimit ? rateCell(q.keyRateLimit) : 'none'}${sourceNote(q, 'keyRateLimit')}`,
+            ].filter(Boolean).join(', ') || '-',
             completed: (q) => String(q.counts.completed),
             failed: (q) => String(q.counts.failed),
             cancelled: (q) => String(q.counts.cancelled),

@@ -38,6 +38,26 @@ function retentionFlag(value: string, previous: StateRetention = {}): StateReten
   return { ...previous, [match[1]!]: match[2] === 'forever' ? false : Number(match[2]) };
 }
 
+/**
+ * The worker's `queues` from the repeated `--queue` values: names (`--queue emails`: one
+ * pool) or, when every value is NAME=SLOTS (`--queue emails=10 --queue reports=2`), the
+ * slots per queue. A name may itself hold "=" when its value is not followed by digits only.
+ * @throws UsageError (exit 2) when some values give slots and others do not, or a queue is given twice
+ */
+export function workerQueues(values: string[]): string[] | Record<string, number> {
+  const parsed = values.map((value) => /^(.+)=(\d+)$/.exec(value));
+  if (parsed.every((m) => m === null)) return values;
+  if (parsed.some((m) => m === null)) {
+    throw new UsageError(`--queue: give slots for every queue or for none (NAME=SLOTS, e.g. --queue emails=10 --queue reports=2); ${JSON.stringify(values[parsed.indexOf(null)])} has none`);
+  }
+  const slots: Record<string, number> = {};
+  for (const [, name, n] of parsed as RegExpExecArray[]) {
+    if (Object.hasOwn(slots, name!)) throw new UsageError(`--queue: queue ${JSON.stringify(name)} is given twice`);
+    slots[name!] = Number(n);
+  }
+  return slots;
+}
+
 /** The flag of each worker option the command sets from one (`queues` ← `--queue`). */
 const FLAG_OF: Partial<Record<keyof WorkerOptions, string>> = {
   concurrency: '--concurrency',
@@ -54,7 +74,7 @@ const FLAG_OF: Partial<Record<keyof WorkerOptions, string>> = {
 /**
  * A worker's refusal of options the command took from flags, named by the flags
  * (`worker option leaseTtl: must be at least 100 ms` → `--lease-ttl: must be at least
- * 100 ms`; a queue's index is left out, as the flag repeats): a UsageError, exit 2.
+ * 100 ms`; a queue's index is left out, as the flag repeats, its name kept): a UsageError, exit 2.
  * A refusal about any other option (the tasks file's tasks, schedules or services), or
  * one without issues, comes back unchanged.
  */
@@ -63,7 +83,8 @@ export function byWorkerFlag(error: unknown): unknown {
   const flags = error.issues.map((i) => FLAG_OF[i.path[0] as keyof WorkerOptions]);
   if (flags.some((flag) => flag === undefined)) return error;
   return new UsageError(error.issues.map((issue, n) => {
-    const rest = issue.path[0] === 'queues' ? [] : issue.path.slice(1);
+    // A queue's index is left out (the flag repeats); its name (NAME=SLOTS) is kept.
+    const rest = issue.path[0] === 'queues' ? issue.path.slice(1).filter((p) => typeof p === 'string') : issue.path.slice(1);
     return `${flags[n]}${rest.length > 0 ? ` ${rest.join('.')}` : ''}: ${issue.message}`;
   }).join('; '));
 }
@@ -95,10 +116,10 @@ const EVENTS: Array<keyof WorkerEvents> = [
 export function workerCommand(): Command {
   return withDatabase(new Command('worker'))
     .description('run a worker for the tasks a module exports, until SIGTERM/SIGINT')
-    .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule) and services (defineService) to run (.ts loads without a build)')
+    .requiredOption('--tasks <file>', 'module exporting the tasks, and any schedules (defineSchedule), services (defineService) and queues (defineQueue) (.ts loads without a build)')
     .option('--concurrency <n>', 'jobs run at once (default: 10)', integer(1, 10_000))
     .option('--prefetch <n>', 'jobs claimed ahead of a free slot, held under this worker\'s lease until one frees: more jobs per claim for short jobs (default: 0)', integer(0, 10_000))
-    .option('--queue <name>', 'queue to claim from; repeat for several (default: default)', collectQueue)
+    .option('--queue <name[=slots]>', 'queue to claim from; repeat for several; NAME=SLOTS gives each queue its own slots, --concurrency then caps their sum (default: default and the queues the tasks name)', collectQueue)
     .option('--drain-timeout <ms>', 'shutdown: time running jobs get to finish (default: 20000)', milliseconds)
     .option('--abort-grace <ms>', 'shutdown and timeout: time an aborted job gets to clean up (default: 5000)', milliseconds)
     .option('--cancel-grace <ms>', 'time a cancelled job gets before it is recorded cancelled anyway (default: 5000)', milliseconds)
@@ -113,7 +134,7 @@ export function workerCommand(): Command {
     .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
       if (flags.prune === false && flags.retention) throw new UsageError('--no-prune and --retention contradict each other: a worker that never prunes applies no retention');
-      const { tasks, schedules, services } = await loadWorkerModule(flags.tasks);
+      const { tasks, schedules, services, queues } = await loadWorkerModule(flags.tasks);
       const tokens = tokensFromEnv({});
       // Before the database is created or migrated (and the worker started).
       if (flags.http !== undefined) refuseOpenNetwork(flags.httpHost ?? '127.0.0.1', tokens);
@@ -122,7 +143,7 @@ export function workerCommand(): Command {
       const options: WorkerOptions = { tasks, schedules, services, scheduler: flags.scheduler !== false };
       if (flags.concurrency !== undefined) options.concurrency = flags.concurrency;
       if (flags.prefetch !== undefined) options.prefetch = flags.prefetch;
-      if (flags.queue) options.queues = flags.queue;
+      if (flags.queue) options.queues = workerQueues(flags.queue);
       if (flags.drainTimeout !== undefined) options.drainTimeout = flags.drainTimeout;
       if (flags.abortGrace !== undefined) options.abortGrace = flags.abortGrace;
       if (flags.cancelGrace !== undefined) options.cancelGrace = flags.cancelGrace;
@@ -137,7 +158,7 @@ export function workerCommand(): Command {
       } catch (error) {
         throw byWorkerFlag(error);
       }
-      const baton = await openBaton({ database: flags.database, tasks }, 'info');
+      const baton = await openBaton({ database: flags.database, tasks, queues }, 'info');
       let worker;
       let app;
       try {
@@ -210,8 +231,8 @@ export function workerCommand(): Command {
         const o = worker.options;
         // Prefetch is named only when above 0: a default worker's line and event do not mention it.
         const prefetch = o.prefetch > 0 ? { prefetch: o.prefetch } : {};
-        if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queues, concurrency: o.concurrency, ...prefetch });
-        else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map(printable).join(', ')} (concurrency ${o.concurrency}${o.prefetch > 0 ? `, prefetch ${o.prefetch}` : ''}); Ctrl-C to stop`);
+        if (flags.json) printJsonLine({ event: 'worker:started', workerId: worker.id, pid: process.pid, tasks: tasks.map((t) => t.name), queues: o.queueSlots ?? o.queues, concurrency: o.concurrency, ...prefetch });
+        else out(`worker ${printable(worker.id)} running ${tasks.map((t) => printable(t.name)).join(', ')} from ${o.queues.map((q) => printable(q) + (o.queueSlots ? `=${o.queueSlots[q]}` : '')).join(', ')} (concurrency ${o.concurrency}${o.prefetch > 0 ? `, prefetch ${o.prefetch}` : ''}); Ctrl-C to stop`);
       });
       await worker.start();
       await stopped;

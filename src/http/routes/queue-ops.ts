@@ -49,11 +49,13 @@ async function readBulk(c: Context, bodyLimit: number, what: keyof typeof BULK_B
 const pauseBody = z.strictObject({ force: z.boolean().optional() });
 /** The limit is checked by the client (which names it); here only the body's shape. */
 const concurrencyBody = z.strictObject({ concurrency: z.unknown(), force: z.boolean().optional() });
+const perKeyQuery = z.enum(['true', 'false']);
 const rateBody = z.strictObject({ rate: z.unknown(), perKey: z.boolean().optional(), force: z.boolean().optional() });
 
 /**
  * Queue operations (admin token): POST /api/queues/:name/pause|resume,
- * PUT /api/queues/:name/concurrency, PUT /api/queues/:name/rate-limit,
+ * PUT /api/queues/:name/concurrency, PUT /api/queues/:name/rate-limit (overrides of what
+ * the code declares), DELETE of either (drops the override; `?perKey=true` for the per-key rate),
  * DELETE /api/jobs/:id, POST /api/jobs/retry-many|cancel-many|purge.
  */
 export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hono {
@@ -73,6 +75,12 @@ export function queueOpRoutes(baton: Baton, options: { bodyLimit: number }): Hon
   app.put('/queues/:name/rate-limit', async (c) => {
     const { rate, ...o } = parseInput(rateBody, await readJson(c, options.bodyLimit), 'invalid rate limit request');
     return c.json(await baton.queues.setRateLimit(c.req.param('name'), (rate ?? null) as Rate | null, o));
+  });
+  // DELETE drops the override: the value the queue's code declares (defineQueue) is in force again.
+  app.delete('/queues/:name/concurrency', async (c) => c.json(await baton.queues.clearOverride(c.req.param('name'), 'concurrency')));
+  app.delete('/queues/:name/rate-limit', async (c) => {
+    const perKey = parseInput(perKeyQuery, c.req.query('perKey') ?? 'false', 'invalid perKey (true or false)');
+    return c.json(await baton.queues.clearOverride(c.req.param('name'), perKey === 'true' ? 'keyRateLimit' : 'rateLimit'));
   });
   app.delete('/jobs/:id', async (c) => c.json(await baton.jobs.delete(jobId(c.req.param('id')))));
   app.post('/jobs/retry-many', async (c) => {

@@ -7,18 +7,19 @@ import { date, type PgContext } from './context.js';
  * see the Store interface.
  */
 
-/** The columns of each scope: the queue's starts together, or each key's apart. */
-const COLUMNS = { queue: ['rate_limit', 'rate_period_ms'], key: ['key_rate_limit', 'key_rate_period_ms'] } as const;
+/** The columns of each scope (the queue's starts together, or each key's apart): in force, override mark (migration 0020), declared. */
+const COLUMNS = { queue: ['rate_limit', 'rate_period_ms', 'rate_override', 'declared_rate_limit'], key: ['key_rate_limit', 'key_rate_period_ms', 'key_rate_override', 'declared_key_rate_limit'] } as const;
 
 export async function queueSetRateLimit(ctx: PgContext, { name, perKey, rate, now }: StoreParams<'queueSetRateLimit'>): Promise<boolean> {
-  const [limit, period] = COLUMNS[perKey ? 'key' : 'queue'];
-  // Clearing touches only a row that has a rate; setting creates the row when missing.
+  const [limit, period, override, declared] = COLUMNS[perKey ? 'key' : 'queue'];
+  // An override of the declared rate, as queueSetConcurrency's limit (queue-limits.ts).
   const text = rate === null
-    ? `UPDATE :schema.queues SET ${limit} = NULL, ${period} = NULL, updated_at = $4 WHERE name = $1 AND ${limit} IS NOT NULL
+    ? `UPDATE :schema.queues SET ${limit} = NULL, ${period} = NULL, ${override} = ${declared} IS NOT NULL, updated_at = $4
+        WHERE name = $1 AND (${limit} IS NOT NULL OR ${override} IS DISTINCT FROM (${declared} IS NOT NULL))
         AND $2::integer IS NULL AND $3::integer IS NULL RETURNING name`
-    : `INSERT INTO :schema.queues (name, ${limit}, ${period}, updated_at) VALUES ($1, $2, $3, $4)
-        ON CONFLICT (name) DO UPDATE SET ${limit} = $2, ${period} = $3, updated_at = $4
-        WHERE queues.${limit} IS DISTINCT FROM $2 OR queues.${period} IS DISTINCT FROM $3 RETURNING name`;
+    : `INSERT INTO :schema.queues (name, ${limit}, ${period}, ${override}, updated_at) VALUES ($1, $2, $3, true, $4)
+        ON CONFLICT (name) DO UPDATE SET ${limit} = $2, ${period} = $3, ${override} = true, updated_at = $4
+        WHERE queues.${limit} IS DISTINCT FROM $2 OR queues.${period} IS DISTINCT FROM $3 OR NOT queues.${override} RETURNING name`;
   return (await ctx.query(null, text, [name, rate?.limit ?? null, rate?.periodMs ?? null, date(now)])).length === 1;
 }
 

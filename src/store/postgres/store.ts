@@ -18,6 +18,7 @@ import * as tableHealth from './table-health.js';
 import * as concurrencyKeys from './concurrency-keys.js';
 import * as queueLimits from './queue-limits.js';
 import * as rateLimits from './rate-limits.js';
+import * as queueDeclarations from './queue-declarations.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import { ServerClock } from './server-clock.js';
@@ -76,7 +77,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Every operation of the PostgreSQL driver, one file per concern. */
-const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...concurrencyKeys };
+const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys };
 
 /**
  * The fleet driver: node-postgres with one pool (`poolSize` connections) and one

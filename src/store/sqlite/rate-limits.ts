@@ -6,17 +6,18 @@ import type { SqliteContext } from './context.js';
  * starts `rate_limit_starts`, migration 0013); see the Store interface.
  */
 
-/** The columns of each scope: the queue's starts together, or each key's apart. */
-const COLUMNS = { queue: ['rate_limit', 'rate_period_ms'], key: ['key_rate_limit', 'key_rate_period_ms'] } as const;
+/** The columns of each scope (the queue's starts together, or each key's apart): in force, override mark (migration 0020), declared. */
+const COLUMNS = { queue: ['rate_limit', 'rate_period_ms', 'rate_override', 'declared_rate_limit'], key: ['key_rate_limit', 'key_rate_period_ms', 'key_rate_override', 'declared_key_rate_limit'] } as const;
 
 export async function queueSetRateLimit(ctx: SqliteContext, { name, perKey, rate, now }: StoreParams<'queueSetRateLimit'>): Promise<boolean> {
-  const [limit, period] = COLUMNS[perKey ? 'key' : 'queue'];
-  // Clearing touches only a row that has a rate; setting creates the row when missing.
+  const [limit, period, override, declared] = COLUMNS[perKey ? 'key' : 'queue'];
+  // An override of the declared rate, as queueSetConcurrency's limit (queue-limits.ts).
   const statement = rate === null
-    ? ctx.sql(`UPDATE queues SET ${limit} = NULL, ${period} = NULL, updated_at = @now WHERE name = @name AND ${limit} IS NOT NULL`)
-    : ctx.sql(`INSERT INTO queues (name, ${limit}, ${period}, updated_at) VALUES (@name, @limit, @period, @now)
-        ON CONFLICT (name) DO UPDATE SET ${limit} = @limit, ${period} = @period, updated_at = @now
-        WHERE queues.${limit} IS NOT @limit OR queues.${period} IS NOT @period`);
+    ? ctx.sql(`UPDATE queues SET ${limit} = NULL, ${period} = NULL, ${override} = ${declared} IS NOT NULL, updated_at = @now
+        WHERE name = @name AND (${limit} IS NOT NULL OR ${override} IS NOT (${declared} IS NOT NULL))`)
+    : ctx.sql(`INSERT INTO queues (name, ${limit}, ${period}, ${override}, updated_at) VALUES (@name, @limit, @period, 1, @now)
+        ON CONFLICT (name) DO UPDATE SET ${limit} = @limit, ${period} = @period, ${override} = 1, updated_at = @now
+        WHERE queues.${limit} IS NOT @limit OR queues.${period} IS NOT @period OR queues.${override} = 0`);
   return statement.run({ name, now, ...(rate === null ? {} : { limit: rate.limit, period: rate.periodMs }) }).changes === 1;
 }
 

@@ -20,6 +20,7 @@ import * as tableHealth from './table-health.js';
 import * as concurrencyKeys from './concurrency-keys.js';
 import * as queueLimits from './queue-limits.js';
 import * as rateLimits from './rate-limits.js';
+import * as queueDeclarations from './queue-declarations.js';
 import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import * as services from './services.js';
@@ -50,7 +51,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...concurrencyKeys });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a

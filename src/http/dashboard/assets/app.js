@@ -302,11 +302,14 @@ const viewOf = (job) => job.view ?? job.state;
 
 // ---------------------------------------------------------------- views
 
-/** A queue's rate limits as `3 / 10 per 1s` (per key: `key 1 / 2 per 500ms`), or '—'. */
+/** A queue's rate limits as `3 / 10 per 1s` (per key: `key 1 / 2 per 500ms`), or '—'; for a queue declared in code, each with its source. */
 function rateText(q) {
   const period = (ms) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
-  const one = (r, prefix) => `${prefix}${r.used} / ${r.limit} per ${period(r.periodMs)}`;
-  const parts = [q.rateLimit && one(q.rateLimit, ''), q.keyRateLimit && one(q.keyRateLimit, 'key ')].filter(Boolean);
+  const one = (r, prefix, setting) => `${prefix}${r ? `${r.used} / ${r.limit} per ${period(r.periodMs)}` : 'none'}${sourceText(q, setting)}`;
+  const parts = [
+    (q.rateLimit || q.sources?.rateLimit) && one(q.rateLimit, '', 'rateLimit'),
+    (q.keyRateLimit || q.sources?.keyRateLimit) && one(q.keyRateLimit, 'key ', 'keyRateLimit'),
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : '—';
 }
 
@@ -335,6 +338,13 @@ function unservedWarnings(queues) {
       ),
     ),
   );
+/**
+ * For a queue declared in code (defineQueue): where a setting in force comes from,
+ * ` (code)` or ` (override)`; '' for a queue not declared in code or a setting set nowhere.
+ */
+function sourceText(q, setting) {
+  const source = q.sources?.[setting];
+  return q.declared && source ? ` (${source})` : '';
 }
 
 /** Overview: counts by state per queue, throughput sparklines, the busiest concurrency keys. */
@@ -373,8 +383,9 @@ const queuesView = {
                 { 'data-queue': q.queue, 'data-paused': q.paused ? 'true' : 'false' },
                 h('td', {}, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}` }, q.queue)),
                 h('td', { title: q.pausedAt ? `paused at ${q.pausedAt}` : undefined }, q.paused ? badge('paused') : badge('active')),
-                h('td', { class: 'num', 'data-limit': q.concurrency ?? '' }, q.concurrency == null ? '—' : `${q.counts?.running ?? 0} / ${q.concurrency}`),
-                h('td', { class: 'num', 'data-rate': q.queue }, rateText(q)),
+                h('td', { class: 'num', 'data-limit': q.concurrency ?? '', 'data-limit-source': q.sources?.concurrency ?? '' },
+                  (q.concurrency == null ? (q.sources?.concurrency ? 'none' : '—') : `${q.counts?.running ?? 0} / ${q.concurrency}`) + sourceText(q, 'concurrency')),
+                h('td', { class: 'num', 'data-rate': q.queue, 'data-rate-source': q.sources?.rateLimit ?? '' }, rateText(q)),
                 h('td', { class: 'num', 'data-latency': q.latencyMs ?? 0 }, latencyText(q.latencyMs)),
                 STATES.map((st) => h('td', { class: 'num' }, h('a', { href: `#/jobs?queue=${encodeURIComponent(q.queue)}&state=${st}` }, String(q.counts?.[st] ?? 0)))),
                 h('td', {}, sparkline(q.throughput ?? [])),
@@ -424,6 +435,8 @@ const queuesView = {
    * number field cannot parse, and its focus.
    */
   limitDrafts: new Map(),
+  /** Rate fields typed in but not yet set, by queue: { limit, period } input elements, kept as limitDrafts are. */
+  rateDrafts: new Map(),
   /**
    * Pause or Resume; and "Retry failed…", which first asks the server for the
    * dry-run count and shows it with Confirm / Keep before anything changes.
@@ -447,7 +460,30 @@ const queuesView = {
       after: () => this.limitDrafts.delete(q.queue),
       done: (r) => (r.concurrency === null ? `Queue ${q.queue}: no limit` : `Queue ${q.queue}: at most ${r.concurrency} running across the fleet`),
     });
-    const limit = h('span', { class: 'limit' }, limitInput, setLimit);
+    // The queue's rate: starts (1..10000) per period (ms, 1..604800000); both empty for none.
+    const rateDraft = this.rateDrafts.get(q.queue) ?? {
+      limit: h('input', { type: 'number', min: '1', max: '10000', placeholder: 'no rate', 'data-rate-limit-input': q.queue, size: '5', value: q.rateLimit?.limit ?? '' }),
+      period: h('input', { type: 'number', min: '1', max: '604800000', placeholder: 'per ms', 'data-rate-period-input': q.queue, size: '7', value: q.rateLimit?.periodMs ?? '' }),
+    };
+    for (const input of [rateDraft.limit, rateDraft.period]) input.oninput = () => this.rateDrafts.set(q.queue, rateDraft);
+    const setRate = actionButton('Set rate', `api/queues/${name}/rate-limit`, {
+      method: 'PUT',
+      action: 'set-rate',
+      body: () => {
+        const { limit: l, period: p } = rateDraft;
+        if (l.validity.badInput || p.validity.badInput) throw new Error('not a number: type the starts (1..10000) and the period in ms, or clear both for no rate');
+        if ((l.value === '') !== (p.value === '')) throw new Error('give both the starts and the period in ms, or clear both for no rate');
+        return { rate: l.value === '' ? null : { limit: Number(l.value), periodMs: Number(p.value) } };
+      },
+      after: () => this.rateDrafts.delete(q.queue),
+      done: (r) => (r.rate === null ? `Queue ${q.queue}: no rate limit` : `Queue ${q.queue}: at most ${r.rate.limit} starts per ${r.rate.periodMs} ms across the fleet`),
+    });
+    // A queue declared in code whose setting is overridden: a button puts the code's value back.
+    const useCode = (setting, path, label) => (q.declared && q.sources?.[setting] === 'override'
+      ? actionButton(label, path, { method: 'DELETE', action: `clear-${setting}`, done: `Queue ${q.queue}: the ${setting === 'concurrency' ? 'limit' : 'rate'} its code declares is in force` })
+      : null);
+    const limit = h('span', { class: 'limit' }, limitInput, setLimit, useCode('concurrency', `api/queues/${name}/concurrency`, 'Use code limit'),
+      rateDraft.limit, rateDraft.period, setRate, useCode('rateLimit', `api/queues/${name}/rate-limit`, 'Use code rate'));
     const toggle = q.paused
       ? actionButton('Resume', `api/queues/${name}/resume`, { kind: 'primary', action: 'resume-queue', done: `Queue ${q.queue} resumed` })
       : actionButton('Pause', `api/queues/${name}/pause`, { action: 'pause-queue', done: `Queue ${q.queue} paused: no worker claims from it` });
