@@ -16,4 +16,10 @@ export interface ClientDeps {
   payloadLimit: number;
   /** Spans for enqueues (observe/tracing.ts). */
   tracing: Tracing;
+  /**
+   * Subscribes to this process's writes to jobs (store operations of
+   * `JOB_WRITE_OPS`, client/follow.ts), called after each one succeeded; returns
+   * unsubscribe. What `followJob` hears of changes the store's watch does not report.
+   */
+  onLocalWrite(listener: () => void): () => void;
 }
