@@ -137,7 +137,7 @@ describe('C08 (store): every write about a running job is fenced by the lease to
         ],
         now: t0 + 1300,
       }),
-    ).toEqual([job.id]);
+    ).toEqual({ completed: [job.id], enqueued: [] });
     // Once completed, neither token writes again.
     expect((await store.jobCompleteMany({ items: [{ ...current, result: '"again"' }], now: t0 + 1400 })).completed).toEqual([]);
     expect(await store.jobFail({ ...current, error, retryAt: null, now: t0 + 1400 })).toBe(false);
