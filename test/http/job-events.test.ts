@@ -51,7 +51,13 @@ function sseReader(response: Response) {
         if (match(sse)) return sse;
       }
     },
-    cancel: () => reader.cancel().catch(() => undefined),
+    /** Reads events until the job they built up (see merged) passes `match`, at once when it already does. */
+    async reach(match: (job: Record<string, any>) => boolean, what: string): Promise<Record<string, any>> {
+      while (!match(merged(seen))) {
+        if ((await next()) === null) throw new Error(`the stream ended before ${what}; events: ${JSON.stringify(seen)}`);
+      }
+      return merged(seen);
+    },
   };
 }
 
@@ -103,9 +109,8 @@ describe('GET /api/events?job=ID', () => {
     const running = await stream.until((e) => e.data.job?.state === 'running', 'running');
     expect(running.data.job).toMatchObject({ id: job.id, attempt: 1, leaseOwner: worker.id });
     expect(running.data.timeline.map((e: { type: string }) => e.type)).toEqual(['enqueued', 'started']);
-    const progress = await stream.until((e) => merged(stream.seen).progress?.current === 1 && e.event === 'job', 'progress 1/3');
-    expect(merged(stream.seen).progress).toEqual({ current: 1, total: 3, message: 'one' });
-    expect(progress.data.job).not.toHaveProperty('task'); // only what changed (and the id)
+    expect(running.data.job).not.toHaveProperty('task'); // only what changed (and the id)
+    expect((await stream.reach((job) => job.progress !== null, 'progress')).progress).toEqual({ current: 1, total: 3, message: 'one' });
 
     gate.resolve();
     const completed = await stream.until((e) => e.data.job?.state === 'completed', 'completed');
@@ -130,8 +135,8 @@ describe('GET /api/events?job=ID', () => {
     const child = await spawnWorker({ database: db.url, worker: { concurrency: 1, progressInterval: 0 } });
     const running = await stream.until((e) => e.data.job?.state === 'running', 'running');
     expect(running.data.job.leaseOwner).toMatch(new RegExp(`:${child.pid}:`));
-    await stream.until(() => merged(stream.seen).state === 'running' && merged(stream.seen).progress?.current >= 1, 'progress while running');
-    expect(merged(stream.seen).checkpoint).toMatchObject({ step: expect.any(Number) });
+    const during = await stream.reach((job) => job.state !== 'running' || job.progress !== null, 'progress while running');
+    expect(during).toMatchObject({ state: 'running', progress: { total: 3 }, checkpoint: { step: expect.any(Number) } });
     await stream.until((e) => e.data.job?.state === 'completed', 'completed');
     expect(merged(stream.seen)).toMatchObject({ progress: { current: 3, total: 3 }, checkpoint: { step: 3 }, result: { resumedFrom: 0, steps: 3, pid: child.pid } });
     expect((await stream.next())!.event).toBe('end');
