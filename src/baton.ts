@@ -6,6 +6,7 @@ import { announceEnqueued, enqueueMany, prepareDeferred } from './client/enqueue
 import { followJob, JOB_WRITE_OPS } from './client/follow.js';
 import { getJob, getJobTimeline, listJobs, queueCounts } from './client/query.js';
 import { retry } from './client/retry.js';
+import { promote } from './client/promote.js';
 import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
@@ -167,7 +168,8 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     }) as Baton['enqueue'],
     enqueueMany: (items, options) => enqueueMany(deps, items, options?.client ? { client: options.client } : {}),
     cancel: (id, reason, options) => cancel(deps, id, reason ?? null, options),
-    retry: (id) => retry(deps, id),
+    retry: (id, options) => retry(deps, id, options),
+    promote: (id) => promote(deps, id),
     getJob: (id) => getJob(deps, id),
     getJobTimeline: (id) => getJobTimeline(deps, id),
     followJob: (id, options) => followJob(deps, id, options),
@@ -186,9 +188,9 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         tracing,
         // Handlers get this Baton as their client (ctx.baton), and their follow-ups are checked and announced as its enqueues are.
         client: { api: baton, prepare: (item) => prepareDeferred(deps, item), enqueued: (inserted) => announceEnqueued(deps, inserted) },
-        // Jobs this process made claimable: new ones, a resumed queue, a batch of retries.
+        // Jobs this process made claimable: new ones, a promoted one, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
-          const offs = [events.on('job:enqueued', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
+          const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
           return () => offs.forEach((off) => off());
         },
       });

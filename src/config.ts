@@ -14,7 +14,7 @@ export interface BatonOptions {
   /**
    * PostgreSQL: a URL straight to the server, for the LISTEN connection and
    * migrations (as Prisma's `directUrl`), when `database` goes through a pooler;
-   * required with `?pgbouncer=true`. See README "PostgreSQL connections and PgBouncer".
+   * required with `?pgbouncer=true`. See docs/postgres.md, "Connections and PgBouncer".
    * @defaultValue `BATON_DIRECT_DATABASE_URL` (for a PostgreSQL `database`), else none (LISTEN and migrations use `database`)
    */
   directDatabase?: string;

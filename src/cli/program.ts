@@ -7,6 +7,7 @@ import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { retryCommand } from './commands/retry.js';
+import { promoteCommand } from './commands/promote.js';
 import { scheduleCommand } from './commands/schedule.js';
 import { schedulesCommand } from './commands/schedules.js';
 import { serveCommand } from './commands/serve.js';
@@ -17,6 +18,7 @@ import { purgeCommand } from './commands/purge.js';
 import { queueCommand } from './commands/queue.js';
 import { queuesCommand } from './commands/queues.js';
 import { keysCommand } from './commands/keys.js';
+import { addHelpExamples } from './help-examples.js';
 import { printableLines } from './output.js';
 
 /** Makes a command and its subcommands throw instead of exiting, and print errors as `baton: …`. */
@@ -43,7 +45,8 @@ function packageVersion(): string {
 /**
  * The `baton` command line: one subcommand per file under commands/. Commander
  * is told to throw instead of exiting (main.ts maps errors to exit codes) and to
- * print its usage errors on stderr as one line.
+ * print its usage errors on stderr as one line. Each command's help ends with an
+ * example (help-examples.ts).
  */
 export function createProgram(): Command {
   const program = new Command('baton')
@@ -59,6 +62,7 @@ export function createProgram(): Command {
     enqueueCommand(),
     cancelCommand(),
     retryCommand(),
+    promoteCommand(),
     jobsCommand(),
     jobCommand(),
     schedulesCommand(),
@@ -74,5 +78,5 @@ export function createProgram(): Command {
   ]) {
     program.addCommand(configure(command));
   }
-  return program;
+  return addHelpExamples(program);
 }

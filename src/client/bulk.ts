@@ -52,6 +52,12 @@ export interface CancelManyOptions {
   by?: string;
 }
 
+/** Options of `retryMany` beside the bulk ones. */
+export interface RetryManyOptions {
+  /** Start each job from scratch: checkpoint and progress cleared, as `retry(id, { fresh: true })`. @defaultValue false */
+  fresh?: boolean;
+}
+
 /** What a bulk operation answers. With `dryRun`, `matched` is the count and every other figure is 0. */
 export interface BulkResult {
   dryRun: boolean;
@@ -86,11 +92,12 @@ export interface JobAdmin {
   delete(id: number): Promise<{ id: number; state: JobState }>;
   /**
    * Failed and cancelled jobs matching `filter` → queued now, attempt 0 (errors
-   * kept), as `retry(id)` does one, in batches of `batchSize`. A keyed job whose key
+   * kept), as `retry(id)` does one, in batches of `batchSize`; each resumes from its
+   * checkpoint, or starts from scratch with `fresh`. A keyed job whose key
    * a queued or running job holds is skipped.
    * @throws ValidationError for a bad filter (a state other than failed or cancelled, an empty filter without `all`) or options
    */
-  retryMany(filter: BulkFilter, options?: BulkOptions): Promise<RetryManyResult>;
+  retryMany(filter: BulkFilter, options?: BulkOptions & RetryManyOptions): Promise<RetryManyResult>;
   /**
    * Queued and running jobs matching `filter` are cancelled as `cancel(id)` does
    * one: queued → cancelled at once; running → the cancel request reaches the
@@ -134,17 +141,20 @@ const optionsSchema = z.strictObject({
   onProgress: z.custom<(processed: number) => void>((value) => typeof value === 'function', 'a function').optional(),
 });
 const cancelOptionsSchema = optionsSchema.extend({ reason: storableString().max(MAX_REASON).optional(), by: storableString().min(1).max(200).optional() });
+const retryOptionsSchema = optionsSchema.extend({ fresh: z.boolean().optional() });
+/** Each operation's options schema. */
+const OPTIONS = { cancel: cancelOptionsSchema, retry: retryOptionsSchema, purge: optionsSchema };
 
 /** Checks filter and options; the store filter and the batch size. @throws ValidationError */
-function parse(operation: string, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & CancelManyOptions) {
+function parse(operation: keyof typeof OPTIONS, states: readonly [JobState, ...JobState[]], withCreated: boolean, filter: BulkFilter, options: BulkOptions & CancelManyOptions & RetryManyOptions) {
   const f = parseInput(filterSchema(operation, states, withCreated), filter, `invalid ${operation} filter`, { subject: 'filter' }) as BulkFilter;
-  const o: BulkOptions & CancelManyOptions = parseInput(operation === 'cancel' ? cancelOptionsSchema : optionsSchema, options, `invalid ${operation} options`, { subject: 'options' });
+  const o: BulkOptions & CancelManyOptions & RetryManyOptions = parseInput(OPTIONS[operation], options, `invalid ${operation} options`, { subject: 'options' });
   const store: JobBulkFilter = { states: f.state ? [f.state] : [...states] };
   if (f.queue !== undefined) store.queue = f.queue;
   if (f.task !== undefined) store.task = f.task;
   if (f.createdBefore) store.createdBefore = f.createdBefore.getTime();
   if (f.finishedBefore) store.finishedBefore = f.finishedBefore.getTime();
-  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, limit: o.limit ?? Infinity, reason: o.reason ?? null, by: `${o.by ?? 'api'} (cancel-many)`, onProgress: o.onProgress ?? (() => undefined) };
+  return { filter: store, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? 1000, limit: o.limit ?? Infinity, reason: o.reason ?? null, by: `${o.by ?? 'api'} (cancel-many)`, fresh: o.fresh ?? false, onProgress: o.onProgress ?? (() => undefined) };
 }
 
 /** The dry run's answer: how many jobs match now, capped at `limit`. */
@@ -194,7 +204,7 @@ export function jobAdmin(deps: ClientDeps): JobAdmin {
       if (p.dryRun) return { dryRun: true, matched: await countMatching(deps, p), retried: 0 };
       let retried = 0;
       const matched = await forEachBatch(deps, p, async (ids) => {
-        const done = await deps.store.jobRetryMany({ ids, now: deps.clock.now() });
+        const done = await deps.store.jobRetryMany({ ids, now: deps.clock.now(), fresh: p.fresh });
         retried += done.length;
         if (done.length > 0) deps.events.emit('jobs:retried', { ids: done });
       });

@@ -5,7 +5,9 @@ import type { QueueCount } from '../store/store.js';
 import type { CancelOptions, CancelResult } from './cancel.js';
 import type { EnqueueItem } from './enqueue.js';
 import type { FollowOptions, JobSnapshot } from './follow.js';
+import type { PromoteResult } from './promote.js';
 import type { ListOptions } from './query.js';
+import type { RetryOptions } from './retry.js';
 
 /**
  * The arguments after the task in {@link Client.enqueue}: for a task object its
@@ -39,8 +41,13 @@ export interface Client {
   enqueueMany(items: EnqueueItem[], options?: { client?: TransactionClient }): Promise<Job[]>;
   /** Cancels from any process; see {@link CancelResult}; `options.by` names who asks in the job's timeline (default "api"). @throws NotFoundError, ValidationError */
   cancel(id: number, reason?: string, options?: CancelOptions): Promise<CancelResult>;
-  /** Runs a failed or cancelled job again. @throws NotFoundError, ConflictError */
-  retry(id: number): Promise<Job>;
+  /**
+   * Runs a failed or cancelled job again, resuming from its checkpoint; `{ fresh: true }`
+   * clears checkpoint and progress first (from scratch). @throws NotFoundError, ConflictError, ValidationError
+   */
+  retry(id: number, options?: RetryOptions): Promise<Job>;
+  /** Runs a delayed, retrying or snoozed job now; see {@link PromoteResult}. @throws NotFoundError */
+  promote(id: number): Promise<PromoteResult>;
   /** @throws NotFoundError */
   getJob(id: number): Promise<Job>;
   /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */

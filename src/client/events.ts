@@ -9,6 +9,8 @@ export interface ClientEvents {
   'worker:created': { worker: Worker };
   /** A paused queue was resumed by this client (`baton.queues.resume`): this process's workers claim at once. */
   'queue:resumed': { queue: string };
+  /** A waiting job made due now by this client (`baton.promote`): this process's workers claim at once. */
+  'job:promoted': { job: Job };
   /** One batch of `baton.jobs.retryMany` went back to queued (ids ascending): this process's workers claim at once. */
   'jobs:retried': { ids: number[] };
 }

@@ -24,7 +24,7 @@ function admin(noun: 'schedules' | 'services'): Record<string, object> {
 }
 
 /** The body of a bulk request: filter fields (all must match) and options. */
-function bulkRequest(states: string, created: boolean, reason: boolean): object {
+function bulkRequest(states: string, created: boolean, reason: boolean, fresh = false): object {
   // format date-time is RFC 3339; a bare date (2030-01-31, midnight UTC) is accepted too, hence no format.
   const time = (what: string) => ({ type: 'string', description: `${what}: ISO 8601, a date-time with Z or an offset, or a date (midnight UTC); 1970..9999` });
   return {
@@ -44,6 +44,7 @@ function bulkRequest(states: string, created: boolean, reason: boolean): object 
         batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 },
         limit: { type: 'integer', minimum: 1, description: 'at most this many jobs, lowest ids first (purge: oldest finished first); with dryRun, caps the count' },
         ...(reason ? { reason: { type: 'string', description: 'CancelledError.reason for the handlers' } } : {}),
+        ...(fresh ? { fresh: { type: 'boolean', default: false, description: 'start each job from scratch: checkpoint and progress cleared (default: resume from the checkpoint)' } } : {}),
       },
     }),
   };
@@ -54,7 +55,7 @@ const bulkResult = (done: Record<string, object>) => ({ type: 'object', properti
 
 export const openApiDocument = {
   openapi: '3.1.0',
-  info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry. Bearer tokens: read (GET) and admin (everything). POST requests (and any request with a body) need Content-Type: application/json; a path whose percent-encoding is not UTF-8 is refused (400).' },
+  info: { title: 'Baton HTTP API', version: '0.1.0', description: 'Durable background jobs: enqueue, inspect, cancel, retry, promote. Bearer tokens: read (GET) and admin (everything). POST requests (and any request with a body) need Content-Type: application/json; a path whose percent-encoding is not UTF-8 is refused (400).' },
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     responses: {
@@ -80,16 +81,16 @@ export const openApiDocument = {
       TimelineEntry: {
         type: 'object',
         required: ['type', 'at', 'attempt', 'worker', 'summary'],
-        description: 'One event of a job\'s life. Per type: enqueued (schedule, scheduledFor); started; released (runAt: at shutdown, attempt not counted); snoozed (runAt, delayMs, rateLimited; not counted); rescued (outcome queued|failed|cancelled: the lease expired); retryScheduled (runAt, error); cancelRequested (by: who asked, e.g. http, cli, api, schedule:<name>, key:<strategy>; reason); completed; failed (error); cancelled (reason); retried (run again by hand)',
+        description: 'One event of a job\'s life. Per type: enqueued (schedule, scheduledFor); started; released (runAt: the job\'s own, kept: due at once in its place in line; at shutdown, attempt not counted); snoozed (runAt, delayMs, rateLimited; not counted); rescued (outcome queued|failed|cancelled: the lease expired); retryScheduled (runAt, error); cancelRequested (by: who asked, e.g. http, cli, api, schedule:<name>, key:<strategy>; reason); completed; failed (error); cancelled (reason); promoted (runAt: when it was due; made due at once by hand); retried (run again by hand; fresh: checkpoint and progress cleared)',
         properties: {
-          type: { enum: ['enqueued', 'started', 'released', 'snoozed', 'rescued', 'retryScheduled', 'cancelRequested', 'completed', 'failed', 'cancelled', 'retried'] },
+          type: { enum: ['enqueued', 'started', 'released', 'snoozed', 'rescued', 'retryScheduled', 'cancelRequested', 'completed', 'failed', 'cancelled', 'promoted', 'retried'] },
           at: { type: 'string', format: 'date-time' },
           attempt: { type: ['integer', 'null'], description: 'the attempt it is about; null outside an attempt' },
           worker: { type: ['string', 'null'], description: "that attempt's worker id" },
           summary: { type: 'string', description: 'one line for people' },
           runAt: { type: 'string', format: 'date-time' }, delayMs: { type: 'integer' }, rateLimited: { type: 'boolean' },
           outcome: { enum: ['queued', 'failed', 'cancelled'] }, error: { type: ['string', 'null'] }, by: { type: ['string', 'null'] }, reason: { type: ['string', 'null'] },
-          schedule: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
+          schedule: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] }, fresh: { type: 'boolean' },
         },
       },
       PauseResult: { type: 'object', properties: { queue: { type: 'string' }, paused: { type: 'boolean' }, changed: { type: 'boolean', description: 'false when it already was so' } } },
@@ -155,7 +156,22 @@ export const openApiDocument = {
         responses: { '200': ok('outcome', { type: 'object', properties: { outcome: { enum: ['cancelled', 'requested'] }, job: ref('Job') } }), ...errors },
       },
     },
-    '/api/jobs/{id}/retry': { post: { summary: 'Run a failed or cancelled job again (admin)', parameters: [idParam], requestBody: emptyBody, responses: { '200': ok('the job', ref('Job')), ...errors } } },
+    '/api/jobs/{id}/retry': {
+      post: {
+        summary: 'Run a failed or cancelled job again (admin): attempts start over, errors kept; it resumes from its checkpoint unless fresh is true (checkpoint and progress cleared). Queued, running or completed → 409',
+        parameters: [idParam],
+        requestBody: { required: false, ...json({ type: 'object', additionalProperties: false, properties: { fresh: { type: 'boolean', default: false } } }) },
+        responses: { '200': ok('the job', ref('Job')), ...errors },
+      },
+    },
+    '/api/jobs/{id}/promote': {
+      post: {
+        summary: 'Run a waiting job now (admin): a queued job whose runAt is in the future (delayed, retrying, snoozed) becomes due now and idle workers claim it at once. Any other job (queued and already due, running, finished) → 409 naming its state',
+        parameters: [idParam],
+        requestBody: emptyBody,
+        responses: { '200': ok('outcome', { type: 'object', properties: { outcome: { const: 'promoted' }, job: ref('Job') } }), ...errors },
+      },
+    },
     '/api/queues': { get: { summary: 'Counts by state, paused state (paused, pausedAt), concurrency limit (concurrency, null when none), rate limits with their window (rateLimit, keyRateLimit: { limit, periodMs, used, nextAt }, null when none) and throughput per minute (last 15 minutes) of each queue', responses: { '200': ok('queues'), ...errors } } },
     '/api/queues/keys': {
       get: {
@@ -199,7 +215,7 @@ export const openApiDocument = {
       },
     },
     '/api/jobs/retry-many': {
-      post: { summary: 'Retry failed and cancelled jobs matching the filter, in batches (admin); dryRun counts only', requestBody: bulkRequest('failed or cancelled', true, false), responses: { '200': ok('counts', bulkResult({ retried: { type: 'integer' } })), ...errors } },
+      post: { summary: 'Retry failed and cancelled jobs matching the filter, in batches (admin); dryRun counts only', requestBody: bulkRequest('failed or cancelled', true, false, true), responses: { '200': ok('counts', bulkResult({ retried: { type: 'integer' } })), ...errors } },
     },
     '/api/jobs/cancel-many': {
       post: { summary: 'Cancel queued and running jobs matching the filter, in batches (admin): queued → cancelled, running → cancel request (its worker aborts it); dryRun counts only', requestBody: bulkRequest('queued or running', true, true), responses: { '200': ok('counts', bulkResult({ cancelled: { type: 'integer' }, requested: { type: 'integer' } })), ...errors } },

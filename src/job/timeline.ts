@@ -12,7 +12,8 @@ import type { JobState } from './types.js';
  *                                      ├→ snoozed (not counted)            ─┤
  *                                      ├→ rescued (lease expired)          ─┤→ started …
  *                                      ├→ retryScheduled (failed, counted) ─┘
- *                                      └→ completed | failed | cancelled  ─→ retried (by hand) → started …
+ *                                      └→ completed | failed | cancelled  ─→ retried (by hand, fresh or not) → started …
+ *   promoted (a future runAt moved to now) may come while it is queued.
  *   cancelRequested (by whom) may come at any point before the end.
  * ```
  * Every entry has `at`, the `attempt` it is about and its `worker` (null when it is
@@ -22,7 +23,7 @@ export type TimelineEntry = TimelineBase &
   (
     | { type: 'enqueued'; schedule: string | null; scheduledFor: Date | null }
     | { type: 'started' }
-    /** Handed back at shutdown, attempt not counted; due again at `runAt`. */
+    /** Handed back at shutdown, attempt not counted; due at once, in its place in line: `runAt` is the job's own, kept. */
     | { type: 'released'; runAt: Date }
     /** Handed back by its handler (ctx.snooze, SnoozeError, RateLimitedError) for `delayMs`, attempt not counted. */
     | { type: 'snoozed'; runAt: Date; delayMs: number; rateLimited: boolean }
@@ -35,8 +36,10 @@ export type TimelineEntry = TimelineBase &
     | { type: 'completed' }
     | { type: 'failed'; error: string | null }
     | { type: 'cancelled'; reason: string | null }
-    /** Run again by hand after it finished: attempts start over. */
-    | { type: 'retried' }
+    /** A queued job due later made due at once by hand (`promote`); `runAt` is when it was due. */
+    | { type: 'promoted'; runAt: Date }
+    /** Run again by hand after it finished: attempts start over; from its checkpoint, or from scratch when `fresh` (checkpoint and progress cleared). */
+    | { type: 'retried'; fresh: boolean }
   );
 
 /** The fields every {@link TimelineEntry} has. */
@@ -66,7 +69,7 @@ function summarize(e: Unsummarized): string {
     case 'started':
       return `${n} started${on(e.worker)}`;
     case 'released':
-      return `${n} released${on(e.worker)} at shutdown (not counted); due again ${iso(e.runAt)}`;
+      return `${n} released${on(e.worker)} at shutdown (not counted); due at once in its place in line (runAt ${iso(e.runAt)})`;
     case 'snoozed':
       return `${n} snoozed${on(e.worker)} for ${e.delayMs} ms${e.rateLimited ? ' (rate limited)' : ''} (not counted); due again ${iso(e.runAt)}`;
     case 'rescued':
@@ -81,8 +84,10 @@ function summarize(e: Unsummarized): string {
       return `failed (${n}${on(e.worker)})${e.error === null ? '' : `: ${e.error}`}`;
     case 'cancelled':
       return `cancelled${e.attempt === null ? '' : ` (${n}${on(e.worker)})`}${e.reason === null ? '' : `: ${e.reason}`}`;
+    case 'promoted':
+      return `promoted: due at once (was due ${iso(e.runAt)})`;
     case 'retried':
-      return 'retried by hand (attempts start over)';
+      return e.fresh ? 'retried by hand from scratch (attempts start over; checkpoint and progress cleared)' : 'retried by hand (attempts start over; resumes from its checkpoint, if any)';
   }
 }
 
@@ -132,10 +137,12 @@ export function jobTimeline(record: JobTimelineRecord): TimelineEntry[] {
       case 'cancelRequested':
         lastCancel = event;
         return void push({ type: 'cancelRequested', ...base, by: event.by ?? null, reason: event.reason ?? null });
+      case 'promoted':
+        return void push({ type: 'promoted', ...base, runAt: new Date(event.runAt) });
       case 'retried':
         if (event.finishedAt !== null) outcome(event.state, event.finishedAt, event, event.error, event.reason);
         lastCancel = null;
-        return void push({ type: 'retried', at: base.at, attempt: null, worker: null });
+        return void push({ type: 'retried', at: base.at, attempt: null, worker: null, fresh: event.fresh ?? false });
     }
   };
 

@@ -76,7 +76,7 @@ export interface Job<Payload = Json, Result = Json> {
   /**
    * The W3C trace context of the enqueue that made the job (`traceparent`, and
    * `tracestate` when set), for the worker's run span to continue that trace
-   * (OpenTelemetry, see the README's "Tracing"); null when nothing was traced.
+   * (OpenTelemetry, see docs/observability.md, "Tracing"); null when nothing was traced.
    */
   traceContext: Record<string, string> | null;
 }

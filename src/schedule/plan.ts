@@ -5,8 +5,8 @@ import type { CatchUp } from './schedule.js';
  * The on-time grace, 10 s: a due tick is "on time" when the scheduler sees it within
  * this many ms after its time, and "missed" (downtime) when older; missed ticks follow
  * the catchUp policy, on-time ticks are always enqueued. Generous, so a busy or
- * briefly paused scheduler loses nothing under any policy; documented in the README
- * (Recurring schedules). Not configurable.
+ * briefly paused scheduler loses nothing under any policy; documented in
+ * docs/schedules-and-services.md. Not configurable.
  */
 export const ON_TIME_GRACE_MS = 10_000;
 

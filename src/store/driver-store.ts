@@ -77,6 +77,9 @@ export abstract class DriverStore<C> implements Store {
   jobRetry(params: StoreParams<'jobRetry'>) {
     return this.#operations.jobRetry(this.#context, params);
   }
+  jobPromote(params: StoreParams<'jobPromote'>) {
+    return this.#operations.jobPromote(this.#context, params);
+  }
   jobGet(params: StoreParams<'jobGet'>) {
     return this.#operations.jobGet(this.#context, params);
   }

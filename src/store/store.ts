@@ -129,12 +129,15 @@ export interface Store {
   jobFinishCancelled(params: { id: number; token: number; now: number }): Promise<boolean>;
 
   /**
-   * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued with
-   * runAt `runAt` (default `now`), lease cleared, attempt decremented (not counted),
-   * checkpoint kept; a job with a cancel request becomes cancelled instead (finished now).
+   * Fenced, for shutdown hand-off and snoozes: each still-running lease → queued, lease
+   * cleared, attempt decremented (not counted), checkpoint kept; a job with a cancel
+   * request becomes cancelled instead (finished now). Without `runAt` each job keeps
+   * its runAt, so it is due at once and keeps its place in line (claims go by priority,
+   * runAt, id): ahead of every job of its priority that was due after it. With `runAt`
+   * (a snooze) it is due then, placed as a job delayed to that time.
    * Each released job's timeline gets, in the same statement, a `released` event
-   * (cause `shutdown`) or a `snoozed` one, with the attempt it ends.
-   * @param params.runAt - when the released jobs are due again, ms since the epoch; a snooze's now + delay
+   * (cause `shutdown`) or a `snoozed` one, with the attempt it ends and its new runAt.
+   * @param params.runAt - when the released jobs are due again, ms since the epoch (a snooze's now + delay); @defaultValue each job's own runAt
    * @param params.cause - @defaultValue `'shutdown'`
    * @returns ids released (leases lost meanwhile are left out)
    */
@@ -160,7 +163,8 @@ export interface Store {
   /**
    * Settles running jobs whose lease expired before `now` (crashed or frozen
    * worker); the lost attempt counts and gets an error entry: cancel requested →
-   * cancelled; attempts exhausted → failed; else → queued, runAt now. A job claimed
+   * cancelled; attempts exhausted → failed; else → queued with its runAt kept (due at
+   * once, in its place in line, as a shutdown release leaves it). A job claimed
    * again meanwhile has a fresh lease and is left alone; racing rescuers settle each
    * job once. Each settled job's timeline gets a `rescued` event (the attempt, its
    * dead worker, the outcome) in the same statement.
@@ -180,12 +184,27 @@ export interface Store {
 
   /**
    * failed or cancelled → queued now, attempt 0, errors kept, result and cancel
-   * request cleared; a `retried` event keeps the outcome it had in its timeline.
+   * request cleared; a `retried` event keeps the outcome it had (and whether the retry
+   * was fresh) in its timeline. The checkpoint and progress are kept, so the next run
+   * resumes where the last one stopped; with `fresh` they are cleared too (from scratch).
    * Other states: unchanged (`retried` false).
+   * @param params.fresh - clear checkpoint and progress; @defaultValue false
    * @returns the job after the change; null when no such job
    * @throws ConflictError when the job has a key now held by another queued or running job
    */
-  jobRetry(params: { id: number; now: number }): Promise<{ job: Job; retried: boolean } | null>;
+  jobRetry(params: { id: number; now: number; fresh?: boolean }): Promise<{ job: Job; retried: boolean } | null>;
+
+  /**
+   * Runs a waiting job now (BullMQ's `job.promote()`): a queued job whose runAt is
+   * after `now` (delayed, awaiting a retry, snoozed) → runAt now, so the next claim of
+   * its queue may take it (by priority, then runAt: ahead of the jobs due later), with
+   * a `promoted` event (the runAt it had) in its timeline in the same statement, and
+   * workers of other processes woken (PostgreSQL: NOTIFY `<schema>_jobs`; SQLite: their
+   * change watch sees the commit). Any other job (queued and already due, running,
+   * finished) is unchanged (`promoted` false): its state and runAt say why.
+   * @returns the job after the call; null when no job has this id
+   */
+  jobPromote(params: { id: number; now: number }): Promise<{ job: Job; promoted: boolean } | null>;
 
   /** @returns the job, or null when no job has this id */
   jobGet(params: { id: number }): Promise<Job | null>;
@@ -450,11 +469,13 @@ export interface Store {
 
   /**
    * {@link jobRetry} for each of `ids` in one transaction: failed or cancelled →
-   * queued now, attempt 0. Left out: jobs in another state, and keyed jobs whose key
-   * a queued or running job holds (or an earlier id of this batch took).
+   * queued now, attempt 0 (with `fresh`, checkpoint and progress cleared). Left out: jobs
+   * in another state, and keyed jobs whose key a queued or running job holds (or an
+   * earlier id of this batch took).
+   * @param params.fresh - as jobRetry's; @defaultValue false
    * @returns the ids retried, ascending
    */
-  jobRetryMany(params: { ids: number[]; now: number }): Promise<number[]>;
+  jobRetryMany(params: { ids: number[]; now: number; fresh?: boolean }): Promise<number[]>;
 
   /**
    * {@link jobCancel} for each of `ids` in one transaction: queued → cancelled now;

@@ -96,14 +96,16 @@ export interface StoredAttempt {
  * One stored event of a job's life (the `timeline` column, migration 18), appended by
  * the statement that made the transition, in the order they happened. `at` (and every
  * time) in ms since the epoch, from the `now` of that statement.
- * - `released`: handed back at shutdown (attempt not counted), due again at `runAt`;
+ * - `released`: handed back at shutdown (attempt not counted), due again at `runAt` (the job's own, kept);
  * - `snoozed`: handed back by the handler (ctx.snooze, SnoozeError, RateLimitedError), due at `runAt`;
  * - `rescued`: its lease had expired (the worker died or froze); what the rescuer made of it;
  * - `retryScheduled`: the attempt failed with `error` (its message) and runs again at `runAt`;
  * - `cancelRequested`: a cancel asked by `by` (who, e.g. "http", "cli", "api") with `reason`;
  *   on a running job it carries the attempt, on a queued one it ended the job at once;
+ * - `promoted`: a queued job due later made due at once by hand; `runAt` is the time it was due at;
  * - `retried`: a finished job run again by hand; the outcome it had (`state`,
- *   `finishedAt`, the last `error` message, the cancel `reason`) and its last attempt.
+ *   `finishedAt`, the last `error` message, the cancel `reason`) and its last attempt;
+ *   `fresh` when its checkpoint and progress were cleared (absent in events stored before issue 30: false).
  */
 export type StoredJobEvent = StoredAttempt &
   (
@@ -112,7 +114,8 @@ export type StoredJobEvent = StoredAttempt &
     | { type: 'rescued'; at: number; outcome: 'queued' | 'failed' | 'cancelled' }
     | { type: 'retryScheduled'; at: number; runAt: number; error: string }
     | { type: 'cancelRequested'; at: number; by: string | null; reason: string | null }
-    | { type: 'retried'; at: number; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
+    | { type: 'promoted'; at: number; runAt: number }
+    | { type: 'retried'; at: number; fresh?: boolean; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
   );
 
 /** What `jobTimeline` reads: the job, its stored events, the lease token of its latest claim and the worker of its latest ended attempt. */

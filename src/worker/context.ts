@@ -45,7 +45,7 @@ export interface JobContext {
   snooze(ms: number): never;
   /**
    * The client of this process: the Baton the worker was made by, as its {@link Client}
-   * (enqueue, enqueueMany, cancel, retry, getJob, getJobTimeline, followJob, listJobs,
+   * (enqueue, enqueueMany, cancel, retry, promote, getJob, getJobTimeline, followJob, listJobs,
    * queueCounts). No second `createBaton` is needed in a handler.
    */
   readonly baton: Client;

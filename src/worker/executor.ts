@@ -219,7 +219,7 @@ export class JobRun {
     if (this.#controller.signal.aborted || this.#settled) return;
     const event = abortEvent(reason);
     if (event) this.#span.event(...event);
-    if (this.#started) this.#logger.info({ reason: reason.code }, 'aborting job');
+    if (this.#started) this.#logger.debug({ reason: reason.code }, 'aborting job');
     this.#controller.abort(reason);
     if (this.#started) this.#deps.events.emit('job:aborted', { job: this.job, reason });
   }
@@ -462,13 +462,14 @@ export class JobRun {
     this.#outcome(retryAt === null ? 'failed' : 'retry');
     this.#span.fail(error);
     if (retryAt !== null) this.#span.set({ 'baton.retry_at': new Date(retryAt).toISOString() });
+    // The outcome line (observe/log-job-outcomes.ts) carries the message at warn; the stack is here, at debug.
     const text = retryAt === null ? 'job failed' : 'attempt failed; will retry';
     try {
-      this.#logger.warn({ err: error, retryAt }, text);
+      this.#logger.debug({ err: error, retryAt }, text);
     } catch {
       // pino's error serializer reads `message` and `stack`, which may be getters
       // that throw (C23): log the description instead, and still emit the event.
-      this.#logger.warn({ err: { message, stack: stored.stack }, retryAt }, text);
+      this.#logger.debug({ err: { message, stack: stored.stack }, retryAt }, text);
     }
     deps.events.emit('job:failed', { job: this.job, error, message, retryAt: retryAt === null ? null : new Date(retryAt) });
   }
@@ -479,14 +480,15 @@ export class JobRun {
     this.#holding = false;
     const written = await this.#persist('jobFinishCancelled', () => deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }));
     if (!this.#written(written, 'jobFinishCancelled')) return;
-    this.#logger.info('job cancelled');
+    this.#logger.debug('job cancelled');
     this.#outcome('cancelled');
     deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
   }
 
   /**
-   * Hands the job back, attempt not counted, checkpoint kept: due now (an aborted run
-   * at shutdown) or after a snooze's delay. A cancel requested meanwhile ends it cancelled.
+   * Hands the job back, attempt not counted, checkpoint kept: an aborted run at
+   * shutdown keeps its runAt (due at once, in its place in line); a snooze is due
+   * after its delay, placed as a job delayed to then. A cancel requested meanwhile ends it cancelled.
    */
   async #release(snooze?: SnoozeError): Promise<void> {
     if (!this.#holding) return;
@@ -496,15 +498,15 @@ export class JobRun {
     const runAt = now + (snooze?.delayMs ?? 0);
     const lease = { id: this.job.id, token: this.job.leaseToken };
     const cause = snooze ? (snooze.code === 'rate_limited' ? 'rateLimited' : 'snooze') : 'shutdown';
-    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, runAt, cause }));
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, cause, ...(snooze ? { runAt } : {}) }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;
     if (snooze) {
       this.#outcome('snoozed', ['baton.snoozed', { 'baton.delay_ms': snooze.delayMs, 'baton.rate_limited': snooze.code === 'rate_limited' }]);
-      this.#logger.info({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
+      this.#logger.debug({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
       deps.events.emit('job:snoozed', { job: this.job, delayMs: snooze.delayMs, runAt: new Date(runAt), rateLimited: snooze.code === 'rate_limited' });
     } else {
       this.#outcome('released', ['baton.released', { 'baton.abandoned': false }]);
-      this.#logger.info('job released for another worker (attempt not counted, checkpoint kept)');
+      this.#logger.debug('job released for another worker (attempt not counted, checkpoint kept)');
       deps.events.emit('job:released', { job: this.job });
     }
   }

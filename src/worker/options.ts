@@ -46,6 +46,7 @@ const schema = z
     progressInterval: ms(0).optional(),
     retention: retentionOptionsSchema.optional(),
     workerId: z.string().min(1).max(200).optional(),
+    quiet: z.boolean().optional(),
     logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && typeof (v as Logger).child === 'function').optional(),
     clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as Clock).now === 'function').optional(),
   })
@@ -110,7 +111,7 @@ export interface WorkerOptions {
   /** Minimum time between two progress writes of one job. @defaultValue 250 */
   progressInterval?: number;
   /**
-   * Retention of finished jobs (README "Retention"): ages per state (ms, false =
+   * Retention of finished jobs (docs/operations.md, "Retention"): ages per state (ms, false =
    * forever), per queue (`queues`, with `keep` = at most N finished jobs), the pass
    * `interval` and `batchSize`. This worker hosts the pruner service, which one
    * worker of the fleet at a time runs with its own settings; `false` = this worker
@@ -119,6 +120,13 @@ export interface WorkerOptions {
   retention?: RetentionOptions | false;
   /** Lease owner name. @defaultValue "host:pid:random" */
   workerId?: string;
+  /**
+   * The worker logs one line per job outcome (observe/log-job-outcomes.ts): at info for
+   * completed, cancelled, released and snoozed jobs, at warn with the error's message for
+   * a failed attempt. true leaves out the line of each completed job (`baton worker --quiet`).
+   * @defaultValue false
+   */
+  quiet?: boolean;
   /** @defaultValue the Baton's logger */
   logger?: Logger;
   /** @defaultValue the Baton's clock */
@@ -179,5 +187,6 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     progressInterval: o.progressInterval ?? 250,
     retention: o.retention ?? {},
     workerId: o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    quiet: o.quiet ?? false,
   };
 }

@@ -19,7 +19,8 @@ export const RELEASE_BUDGET_MS = 2000;
  * 1. stop claiming, and release the jobs claimed ahead that have not started; 2. let
  * running jobs finish up to `drainTimeout`; 3. abort the
  * rest with ShutdownError and give them `abortGrace`; 4. release every job still
- * held in one `jobRelease`: queued, runAt now, attempt not counted, checkpoint kept.
+ * held in one `jobRelease`: queued, runAt kept (due at once, in its place in line),
+ * attempt not counted, checkpoint kept.
  * When `fast` resolves (a second signal) it skips to step 4 at once.
  *
  * Budget: every write about a job ends by the stop deadline, drainTimeout +

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { TypedEmitter } from '../observe/events.js';
+import { logJobOutcomes } from '../observe/log-job-outcomes.js';
 import type { Tracing } from '../observe/tracing.js';
 import type { StopSummary, WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
@@ -95,6 +96,7 @@ export class Worker {
     const clock = options.clock ?? deps.clock;
     this.#events = new TypedEmitter<WorkerEvents>(() => logger);
     const o = this.options;
+    logJobOutcomes(this.#events, base.child({ component: 'job' }), () => clock.now(), { completed: !o.quiet });
     this.#state = {
       options: o,
       store: deps.store,

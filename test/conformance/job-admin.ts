@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError } from 'baton-jobs';
 import type { Store } from '../../src/store/store.js';
 import { claim, claimOne, get, insert, ms, newJob, running, T0, type Harness } from './harness.js';
+import { recorder, writeUntilCalled } from './workers.js';
 
 /** What the client and the dashboard do to jobs: cancel, retry, read, count. */
 export function jobAdminTests(h: Harness): void {
@@ -111,6 +112,27 @@ export function jobAdminTests(h: Harness): void {
       expect((await claim(store, { now: T0 + 100 })).map((j) => j.id)).toEqual([failed.id]);
     });
 
+    it('checkpoint and progress are kept (the next run resumes); with fresh they are cleared, and the retried event says so', async () => {
+      const { store } = await h.setup();
+      const retriedWith = async (fresh: boolean | undefined, task: string) => {
+        const job = await running(store, { task, maxAttempts: 1 });
+        await store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: '{"step":41}' });
+        await store.jobProgress({ id: job.id, token: job.leaseToken, progress: { current: 41, total: 60 } });
+        await store.jobFail({ id: job.id, token: job.leaseToken, error: { attempt: 1, time: T0 + 1, message: 'boom', stack: null }, retryAt: null, now: T0 + 1 });
+        const answer = await store.jobRetry({ id: job.id, now: T0 + 100, ...(fresh === undefined ? {} : { fresh }) });
+        expect(answer?.retried).toBe(true);
+        expect(await get(store, job.id)).toEqual(answer!.job);
+        expect((await store.jobTimeline({ id: job.id }))!.events.at(-1)).toMatchObject({ type: 'retried', fresh: fresh ?? false });
+        return answer!.job;
+      };
+      expect(await retriedWith(undefined, 'kept')).toMatchObject({ state: 'queued', attempt: 0, checkpoint: { step: 41 }, progress: { current: 41, total: 60 } });
+      expect(await retriedWith(false, 'kept2')).toMatchObject({ checkpoint: { step: 41 }, progress: { current: 41, total: 60 } });
+      const fresh = await retriedWith(true, 'fresh');
+      expect(fresh).toMatchObject({ state: 'queued', attempt: 0, checkpoint: null, progress: null, result: null });
+      expect(fresh.errors).toHaveLength(1); // the history is kept either way
+      expect((await claim(store, { tasks: ['fresh'], now: T0 + 100 }))[0]).toMatchObject({ id: fresh.id, checkpoint: null, attempt: 1 });
+    });
+
     it('cancelled → queued, the cancel request cleared', async () => {
       const { store } = await h.setup();
       const job = await insert(store);
@@ -146,6 +168,74 @@ export function jobAdminTests(h: Harness): void {
     it('an unknown id → null', async () => {
       const { store } = await h.setup();
       expect(await store.jobRetry({ id: 987_654, now: T0 })).toBeNull();
+    });
+  });
+
+  describe('jobPromote', () => {
+    it('a queued job due later (delayed, retrying, snoozed) → due now, ahead of the jobs of its priority due later; a promoted event with the runAt it had', async () => {
+      const { store } = await h.setup();
+      const due = await insert(store, { runAt: T0 - 1000 });
+      const delayed = await insert(store, { runAt: T0 + 60_000 });
+      const later = await insert(store, { runAt: T0 + 10 });
+      const failing = await running(store, { task: 'retrying', maxAttempts: 3 });
+      await store.jobFail({ id: failing.id, token: failing.leaseToken, error: { attempt: 1, time: T0, message: 'boom', stack: null }, retryAt: T0 + 90_000, now: T0 });
+      const snoozing = await running(store, { task: 'snoozed' });
+      await store.jobRelease({ leases: [{ id: snoozing.id, token: snoozing.leaseToken }], now: T0, runAt: T0 + 30_000, cause: 'snooze' });
+
+      const answer = await store.jobPromote({ id: delayed.id, now: T0 + 5 });
+      expect(answer?.promoted).toBe(true);
+      expect(ms(answer!.job.runAt)).toBe(T0 + 5);
+      expect(answer!.job).toMatchObject({ state: 'queued', attempt: 0 });
+      expect(await get(store, delayed.id)).toEqual(answer!.job);
+      expect((await store.jobTimeline({ id: delayed.id }))!.events).toEqual([{ type: 'promoted', at: T0 + 5, runAt: T0 + 60_000 }]);
+      const order = [];
+      for (let i = 0; i < 3; i++) order.push((await claimOne(store, { now: T0 + 20 + i })).id);
+      expect(order).toEqual([due.id, delayed.id, later.id]);
+
+      for (const [job, attempt] of [[failing, 1], [snoozing, 0]] as const) {
+        const promoted = await store.jobPromote({ id: job.id, now: T0 + 30 });
+        expect(promoted?.promoted).toBe(true);
+        expect(promoted!.job).toMatchObject({ state: 'queued', attempt });
+        expect(ms(promoted!.job.runAt)).toBe(T0 + 30);
+        expect((await claimOne(store, { tasks: [job.task], now: T0 + 30 })).id).toBe(job.id);
+      }
+    });
+
+    it('a job not waiting for a later time is unchanged: queued and due, running, completed, failed, cancelled; an unknown id → null', async () => {
+      const { store } = await h.setup();
+      const due = await insert(store, { task: 'due', runAt: T0 });
+      const atNow = await insert(store, { task: 'atNow', runAt: T0 + 50 });
+      const run = await running(store, { task: 'run' });
+      const done = await running(store, { task: 'done' });
+      await store.jobCompleteMany({ items: [{ id: done.id, token: done.leaseToken, result: '1' }], now: T0 + 1 });
+      const failed = await running(store, { task: 'failed', maxAttempts: 1 });
+      await store.jobFail({ id: failed.id, token: failed.leaseToken, error: { attempt: 1, time: T0 + 1, message: 'x', stack: null }, retryAt: null, now: T0 + 1 });
+      const cancelled = await insert(store, { task: 'cancelled', runAt: T0 + 60_000 });
+      await store.jobCancel({ id: cancelled.id, reason: null, now: T0 + 1 });
+      for (const id of [due.id, atNow.id, run.id, done.id, failed.id, cancelled.id]) {
+        const before = await get(store, id);
+        expect(await store.jobPromote({ id, now: T0 + 50 }), before.task).toEqual({ job: before, promoted: false });
+        expect(await get(store, id)).toEqual(before);
+        expect((await store.jobTimeline({ id }))!.events.some((e) => e.type === 'promoted')).toBe(false);
+      }
+      expect(await store.jobPromote({ id: 987_654, now: T0 })).toBeNull();
+    });
+
+    it('a promotion wakes another instance watching for changes', async () => {
+      const { store, another } = await h.setup();
+      const other = await another();
+      const jobs = await other.jobInsertMany({ jobs: Array.from({ length: 200 }, () => newJob({ runAt: T0 + 60_000 })), now: T0 });
+      const seen = recorder();
+      const stop = store.watchChanges({ intervalMs: 100, listener: seen.listener });
+      try {
+        // PostgreSQL: the promotion NOTIFYs (no trigger fires on a runAt change); SQLite: any commit.
+        await writeUntilCalled(seen.called, async (round) => {
+          expect((await other.jobPromote({ id: jobs[round]!.job.id, now: T0 + round }))?.promoted).toBe(true);
+        }, jobs.length);
+        expect(seen.calls.length).toBeGreaterThan(0);
+      } finally {
+        stop();
+      }
     });
   });
 

@@ -154,7 +154,7 @@ export function leaseTests(h: Harness): void {
   });
 
   describe('jobRelease', () => {
-    it('→ queued with runAt now, lease cleared, the attempt not counted, checkpoint and progress kept', async () => {
+    it('→ queued with its runAt kept, lease cleared, the attempt not counted, checkpoint and progress kept', async () => {
       const { store } = await h.setup();
       const job = await running(store, { runAt: T0 - 50_000 });
       await store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: '{"at":3}' });
@@ -163,8 +163,32 @@ export function leaseTests(h: Harness): void {
       expect([...released].sort((a, b) => a - b)).toEqual([job.id, other.id]);
       const after = await get(store, job.id);
       expect(after).toMatchObject({ state: 'queued', attempt: 0, leaseOwner: null, leaseExpiresAt: null, finishedAt: null, checkpoint: { at: 3 } });
-      expect(ms(after.runAt)).toBe(T0 + 100);
+      expect(ms(after.runAt)).toBe(T0 - 50_000);
       expect(await store.jobRelease({ leases: [], now: T0 })).toEqual([]);
+    });
+
+    it('a released job keeps its place in line: the next claim takes it before the backlog enqueued while it ran (issue 30)', async () => {
+      const { store } = await h.setup();
+      const a = await running(store, { runAt: T0 });
+      const backlog = [await insert(store, { runAt: T0 + 10 }, T0 + 10), await insert(store, { runAt: T0 + 20 }, T0 + 20)];
+      const urgent = await insert(store, { runAt: T0 + 30, priority: -1 }, T0 + 30);
+      expect(await store.jobRelease({ leases: [{ id: a.id, token: a.leaseToken }], now: T0 + 1000 })).toEqual([a.id]);
+      // Priority first (a lower one runs first), then the released job ahead of the jobs due after it.
+      const order = [];
+      for (let i = 0; i < 4; i++) order.push((await claimOne(store, { now: T0 + 1000 + i })).id);
+      expect(order).toEqual([urgent.id, a.id, ...backlog.map((j) => j.id)]);
+    });
+
+    it('a snoozed job is placed as a job delayed to its runAt: behind the jobs due before it, ahead of those due after', async () => {
+      const { store } = await h.setup();
+      const a = await running(store, { runAt: T0 });
+      const before = await insert(store, { runAt: T0 + 10 }, T0 + 10);
+      expect(await store.jobRelease({ leases: [{ id: a.id, token: a.leaseToken }], now: T0 + 100, runAt: T0 + 60_000, cause: 'snooze' })).toEqual([a.id]);
+      const within = await insert(store, { runAt: T0 + 59_999 }, T0 + 200);
+      const after = await insert(store, { runAt: T0 + 60_001 }, T0 + 300);
+      const order = [];
+      for (let i = 0; i < 4; i++) order.push((await claimOne(store, { now: T0 + 61_000 + i })).id);
+      expect(order).toEqual([before.id, within.id, a.id, after.id]);
     });
 
     it('a released job with a cancel request ends cancelled (the hand-off does not resurrect it)', async () => {
@@ -249,16 +273,26 @@ export function leaseTests(h: Harness): void {
   describe('jobRescueExpired', () => {
     const rescued = { attempt: 1, time: new Date(T0 + 2000), stack: null };
 
-    it('an expired lease with attempts left → queued at now, the lost attempt counted with an error entry', async () => {
+    it('an expired lease with attempts left → queued with its runAt kept, the lost attempt counted with an error entry', async () => {
       const { store } = await h.setup();
       const job = await running(store, { maxAttempts: 2 }, { leaseMs: 1000 });
       expect(await store.jobRescueExpired({ now: T0 + 1000 })).toEqual({ requeued: [], failed: [], cancelled: [] }); // expires at, not before
       expect(await store.jobRescueExpired({ now: T0 + 2000 })).toEqual({ requeued: [job.id], failed: [], cancelled: [] });
       const after = await get(store, job.id);
       expect(after).toMatchObject({ state: 'queued', attempt: 1, leaseOwner: null, leaseExpiresAt: null, finishedAt: null });
-      expect(ms(after.runAt)).toBe(T0 + 2000);
+      expect(ms(after.runAt)).toBe(T0);
       expect(after.errors).toEqual([{ ...rescued, message: expect.stringContaining('lease expired') }]);
       expect((await claimOne(store, { now: T0 + 2000 })).attempt).toBe(2);
+    });
+
+    it('a rescued job keeps its place in line: the next claim takes it before the backlog enqueued while it ran (issue 30)', async () => {
+      const { store } = await h.setup();
+      const a = await running(store, { runAt: T0 }, { leaseMs: 1000 });
+      const backlog = [await insert(store, { runAt: T0 + 10 }, T0 + 10), await insert(store, { runAt: T0 + 20 }, T0 + 20)];
+      expect(await store.jobRescueExpired({ now: T0 + 2000 })).toEqual({ requeued: [a.id], failed: [], cancelled: [] });
+      const order = [];
+      for (let i = 0; i < 3; i++) order.push((await claimOne(store, { now: T0 + 2000 + i })).id);
+      expect(order).toEqual([a.id, ...backlog.map((j) => j.id)]);
     });
 
     it('an expired lease on the last attempt → failed, with the error entry', async () => {

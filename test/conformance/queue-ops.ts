@@ -172,6 +172,26 @@ export function queueOpsTests(h: Harness): void {
       expect(await store.jobRetryMany({ ids: [], now: T0 })).toEqual([]);
     });
 
+    it('keeps checkpoint and progress; with fresh clears them, as jobRetry does', async () => {
+      const { store } = await h.setup();
+      const failedWithCheckpoint = async (task: string) => {
+        const job = await running(store, { task, maxAttempts: 1 });
+        await store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: '{"page":3}' });
+        await store.jobProgress({ id: job.id, token: job.leaseToken, progress: { current: 3 } });
+        await store.jobFail({ id: job.id, token: job.leaseToken, error: { attempt: 1, time: T0 + 1, message: 'x', stack: null }, retryAt: null, now: T0 + 1 });
+        return job.id;
+      };
+      const kept = await failedWithCheckpoint('kept');
+      const fresh = [await failedWithCheckpoint('fresh1'), await failedWithCheckpoint('fresh2')];
+      expect(await store.jobRetryMany({ ids: [kept], now: T0 + 10 })).toEqual([kept]);
+      expect(await store.jobRetryMany({ ids: fresh, now: T0 + 10, fresh: true })).toEqual(fresh);
+      expect(await get(store, kept)).toMatchObject({ state: 'queued', checkpoint: { page: 3 }, progress: { current: 3 } });
+      for (const id of fresh) {
+        expect(await get(store, id)).toMatchObject({ state: 'queued', attempt: 0, checkpoint: null, progress: null });
+        expect((await store.jobTimeline({ id }))!.events.at(-1)).toMatchObject({ type: 'retried', fresh: true });
+      }
+    });
+
     it('keyed jobs: a key held by a queued or running job is skipped; two of the batch with one key → only the newest', async () => {
       const { store } = await h.setup();
       const failWith = async (key: string) => {

@@ -39,7 +39,7 @@ export function timelineTests(h: Harness): void {
 
       const r = await record(store, a.id);
       expect(r.events).toEqual([
-        { type: 'released', at: T0 + 100, runAt: T0 + 100, attempt: 1, token: a.leaseToken, worker: 'a', startedAt: T0 },
+        { type: 'released', at: T0 + 100, runAt: T0, attempt: 1, token: a.leaseToken, worker: 'a', startedAt: T0 },
         { type: 'snoozed', at: T0 + 300, runAt: T0 + 5300, rateLimited: true, attempt: 1, token: b.leaseToken, worker: 'b', startedAt: T0 + 200 },
         { type: 'snoozed', at: T0 + 5310, runAt: T0 + 5320, rateLimited: false, attempt: 1, token: c.leaseToken, worker: 'c', startedAt: T0 + 5300 },
       ]);
@@ -58,7 +58,7 @@ export function timelineTests(h: Harness): void {
       ]);
       const snoozed = jobTimeline(r).filter((e) => e.type === 'snoozed');
       expect(snoozed).toMatchObject([{ delayMs: 5000, rateLimited: true }, { delayMs: 10, rateLimited: false }]);
-      expect(jobTimeline(r)[2]!.summary).toBe(`attempt 1 released on a at shutdown (not counted); due again ${new Date(T0 + 100).toISOString()}`);
+      expect(jobTimeline(r)[2]!.summary).toBe(`attempt 1 released on a at shutdown (not counted); due at once in its place in line (runAt ${new Date(T0).toISOString()})`);
     });
 
     it('a running job is told from its row alone: started on its lease holder; a release that ends it cancelled records the release', async () => {
@@ -115,7 +115,7 @@ export function timelineTests(h: Harness): void {
       const r = await record(store, a.id);
       expect(r.events).toEqual([
         { type: 'retryScheduled', at: T0 + 100, runAt: T0 + 1100, error: 'boom 1', attempt: 1, token: a.leaseToken, worker: 'a', startedAt: T0 },
-        { type: 'retried', at: T0 + 2000, state: 'failed', finishedAt: T0 + 1200, error: 'boom 2', reason: null, attempt: 2, token: b.leaseToken, worker: 'b', startedAt: T0 + 1100 },
+        { type: 'retried', at: T0 + 2000, fresh: false, state: 'failed', finishedAt: T0 + 1200, error: 'boom 2', reason: null, attempt: 2, token: b.leaseToken, worker: 'b', startedAt: T0 + 1100 },
       ]);
       expect(story(r)).toEqual([
         ['enqueued', T0, null, null],
@@ -152,7 +152,7 @@ export function timelineTests(h: Harness): void {
       expect((await record(store, r2.id)).events).toEqual([{ type: 'cancelRequested', at: T0 + 40, by: 'api (cancel-many)', reason: 'bulk', attempt: 1, token: r2.leaseToken, worker: 'b', startedAt: T0 }]);
 
       expect(await store.jobRetryMany({ ids: [queued.id], now: T0 + 60 })).toEqual([queued.id]);
-      expect((await record(store, queued.id)).events.at(-1)).toEqual({ type: 'retried', at: T0 + 60, state: 'cancelled', finishedAt: T0 + 10, error: null, reason: 'no', attempt: 0, token: 0, worker: null, startedAt: null });
+      expect((await record(store, queued.id)).events.at(-1)).toEqual({ type: 'retried', at: T0 + 60, fresh: false, state: 'cancelled', finishedAt: T0 + 10, error: null, reason: 'no', attempt: 0, token: 0, worker: null, startedAt: null });
       expect(jobTimeline(await record(store, queued.id)).map((e) => e.type)).toEqual(['enqueued', 'cancelRequested', 'cancelled', 'retried']);
     });
 

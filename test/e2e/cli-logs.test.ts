@@ -2,7 +2,8 @@
  * The CLI worker's logs (issue 13, item 2), both drivers: pretty, one line per event
  * in a terminal (a pseudo-terminal through util-linux script(1)) or with BATON_LOG_FORMAT=pretty;
  * pino JSON lines when piped; at info one outcome line per job (task, id, attempt,
- * duration, outcome), which --quiet turns off.
+ * duration, outcome) — a failed attempt's at warn, with the error's message and no
+ * stack (issue 30, item 11) —; --quiet leaves out completed jobs' lines.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -58,7 +59,25 @@ describe('CLI worker logs', () => {
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['worker started', 'worker stopped']));
   });
 
-  it('--quiet: no outcome line, the other info lines stay', async () => {
+  it('piped: a failed attempt is one line at warn ending with the error\'s message, no stack', async () => {
+    const db = tempDatabase();
+    const { worker } = await runOneJob(db, [], INFO);
+    const baton = await openBaton({ database: db.url });
+    // Enqueued by name, unchecked: the worker's schema refuses it, a non-retryable failure.
+    const { id } = await baton.enqueue('greet', { name: '' });
+    await worker.waitFor((m) => m.event === 'job:failed' && m.jobId === id, 'job:failed');
+    await until(() => /"outcome":"failed"/.test(worker.stderr), 'the outcome line');
+    expect(await stop(worker, /"msg":"worker stopped"/)).toBe(0);
+
+    const about = jsonLines(worker).filter((l) => l.jobId === id);
+    expect(about).toEqual([
+      expect.objectContaining({ level: 40, outcome: 'failed', task: 'greet', jobId: id, attempt: 1, error: expect.stringContaining('name'), msg: expect.stringMatching(new RegExp(`^greet job ${id} attempt 1: failed \\(\\d+ ms\\): .*name`)) }),
+    ]);
+    expect(about[0]).not.toHaveProperty('err');
+    expect(worker.stderr).not.toMatch(/"stack"/);
+  });
+
+  it('--quiet: no line for a completed job, the other info lines stay', async () => {
     const db = tempDatabase();
     const { worker } = await runOneJob(db, ['--quiet'], INFO);
     expect(await stop(worker, /"msg":"worker stopped"/)).toBe(0);

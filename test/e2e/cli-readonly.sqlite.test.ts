@@ -26,7 +26,7 @@ function runCliUnprivileged(args: string[]): Promise<CliRun> {
 }
 
 describe('SQLite: files the CLI cannot or should not write', () => {
-  it('a file that is not a database: exit 1 (a database error, as the README says) with one baton: line', async () => {
+  it('a file that is not a database: exit 1 (a database error, as docs/cli.md says) with one baton: line', async () => {
     const db = tempDatabase();
     writeFileSync(db.path, 'hello, I am a text file\n'.repeat(100));
     const runs = await Promise.all([runCli(['jobs', '--database', db.url]), runCli(['enqueue', 'plain', '--database', db.url])]);

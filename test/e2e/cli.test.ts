@@ -160,6 +160,40 @@ describe('baton CLI', () => {
     expect(oneLine(refused.stderr)).toMatch(/^baton: .*is queued; only failed or cancelled jobs can be retried/);
   });
 
+  it('promote runs a delayed job now, refuses one already due naming its state (exit 1), an unknown id (exit 1); retry --fresh clears the checkpoint', async () => {
+    const db = tempDatabase();
+    const baton = await openBaton({ database: db.url });
+    const delayed = await baton.enqueue('greet', { name: 'Ada' }, { delay: 3_600_000 });
+    const promoted = await runCli(['promote', String(delayed.id), '--database', db.url]);
+    expect(promoted.code, promoted.stderr).toBe(0);
+    expect(promoted.stdout).toMatch(new RegExp(`job ${delayed.id} promoted: due now`));
+    expect((await baton.getJob(delayed.id)).runAt.getTime()).toBeLessThan(delayed.runAt.getTime() - 3_000_000); // due now, not in an hour
+    const [again, againJson, missing] = await Promise.all([
+      runCli(['promote', String(delayed.id), '--database', db.url]),
+      runCli(['promote', String(delayed.id), '--database', db.url, '--json']),
+      runCli(['promote', '99999', '--database', db.url]),
+    ]);
+    expect(again.code).toBe(1);
+    expect(oneLine(again.stderr)).toMatch(new RegExp(`^baton: job ${delayed.id} is queued and already due; only a queued job waiting for a later runAt`));
+    expect(againJson.code).toBe(1);
+    expect(json(againJson.stdout)).toMatchObject({ outcome: 'unchanged', job: { id: delayed.id, state: 'queued' } });
+    expect(missing.code).toBe(1);
+    expect(oneLine(missing.stderr)).toMatch(/^baton: .*no job with id 99999/);
+
+    // A cancelled job with a checkpoint (stored by a run): --fresh clears it.
+    const job = await baton.enqueue('greet', { name: 'Bob' }, { queue: 'resumable' });
+    const [claimed] = await baton.store.jobClaim({ workerId: 'w', tasks: ['greet'], queues: ['resumable'], limit: 1, leaseMs: 60_000, now: baton.clock.now() });
+    expect(claimed!.id).toBe(job.id);
+    await baton.store.jobCheckpoint({ id: job.id, token: claimed!.leaseToken, checkpoint: '{"step":3}' });
+    await baton.cancel(job.id);
+    await baton.store.jobRelease({ leases: [{ id: job.id, token: claimed!.leaseToken }], now: baton.clock.now() });
+    expect(await baton.getJob(job.id)).toMatchObject({ state: 'cancelled', checkpoint: { step: 3 } });
+    const fresh = await runCli(['retry', String(job.id), '--fresh', '--database', db.url]);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stdout).toMatch(new RegExp(`job ${job.id} queued again .*, from scratch`));
+    expect(await baton.getJob(job.id)).toMatchObject({ state: 'queued', checkpoint: null });
+  });
+
   it('a worker started with --tasks FILE.ts runs jobs, and a running job cancelled from the CLI ends cancelled; a completed one cannot be', async () => {
     const db = tempDatabase();
     const worker = spawnCli(['worker', '--tasks', TASKS, '--database', db.url, '--concurrency', '2', '--prefetch', '2', '--json']);

@@ -48,7 +48,7 @@ describe(`the stored timeline across processes (${testDriver})`, () => {
     ]);
     expectOrdered(timeline);
     const released = timeline[2] as Extract<TimelineEntry, { type: 'released' }>;
-    expect(released.runAt.getTime()).toBe(released.at.getTime()); // due again at once
+    expect(released.runAt.getTime()).toBe(job.runAt.getTime()); // due at once, its runAt (its place in line) kept
     expect(timeline[3]!.at.getTime()).toBeGreaterThanOrEqual(released.at.getTime());
   });
 

@@ -1,6 +1,6 @@
 /**
- * 40 worker processes on a server with max_connections = 100 (README "PostgreSQL
- * connections and PgBouncer"). The test makes a throwaway cluster of the machine's
+ * 40 worker processes on a server with max_connections = 100 (docs/postgres.md, "Connections
+ * and PgBouncer"). The test makes a throwaway cluster of the machine's
  * PostgreSQL (pg_createcluster, a free port, trust authentication,
  * max_connections = 100 — the main server is not reconfigured) and drops it at the
  * end, passed or not. It runs in the `faults` project, alone.

@@ -66,7 +66,7 @@ describe('HTTP API', () => {
     expect((await call(app, 'GET', '/healthz')).json).toEqual({ ok: true, driver: baton.store.driver });
     const doc = (await call(app, 'GET', '/api/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
-    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz', '/readyz']) {
+    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/jobs/{id}/promote', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz', '/readyz']) {
       expect(doc.paths, path).toHaveProperty([path]);
     }
   });
@@ -158,6 +158,47 @@ describe('HTTP API', () => {
     const detail = (await call(app, 'GET', `/api/jobs/${failing.id}`)).json;
     expect(detail).toMatchObject({ state: 'failed', errors: [{ attempt: 1, message: 'kaboom' }] });
     expect((await call(app, 'POST', `/api/jobs/${failing.id}/retry`)).json.state).toBe('queued');
+  });
+
+  it('retry with { fresh: true } clears the checkpoint (400 for a bad body); promote runs a delayed job now, 409 naming the state otherwise, 404 unknown', async () => {
+    const { baton, app } = await setup();
+    const resumable = defineTask('resumable', {
+      maxAttempts: 1,
+      handler: async (_payload: null, ctx) => {
+        await ctx.saveCheckpoint({ step: 7 });
+        throw new Error('stopped');
+      },
+    });
+    const failing = await baton.enqueue(resumable, null);
+    const worker = baton.worker({ tasks: [resumable], pollInterval: 50 });
+    const failed = waitForEvent(worker, 'job:failed', (e) => e.job.id === failing.id);
+    await worker.start();
+    await failed;
+    await worker.stop();
+    expect((await call(app, 'POST', `/api/jobs/${failing.id}/retry`, { body: { fresh: 'yes' } })).status).toBe(400);
+    expect((await call(app, 'POST', `/api/jobs/${failing.id}/retry`, { body: { fresh: false } })).json).toMatchObject({ state: 'queued', checkpoint: { step: 7 } });
+    await baton.cancel(failing.id);
+    const fresh = await call(app, 'POST', `/api/jobs/${failing.id}/retry`, { body: { fresh: true } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.json).toMatchObject({ id: failing.id, state: 'queued', attempt: 0, checkpoint: null, progress: null });
+    const timeline = (await call(app, 'GET', `/api/jobs/${failing.id}`)).json.timeline as Array<{ type: string; fresh?: boolean; summary: string }>;
+    expect(timeline.filter((e) => e.type === 'retried').map((e) => e.fresh)).toEqual([false, true]);
+
+    const delayed = (await call(app, 'POST', '/api/jobs', { body: { task: 'greet', payload: { name: 'x' }, options: { delay: 3_600_000 } } })).json;
+    expect(delayed.view).toBe('delayed');
+    const promoted = await call(app, 'POST', `/api/jobs/${delayed.id}/promote`);
+    expect(promoted.status).toBe(200);
+    expect(promoted.json).toMatchObject({ outcome: 'promoted', job: { id: delayed.id, state: 'queued', view: 'queued' } });
+    expect(new Date(promoted.json.job.runAt).getTime()).toBeLessThan(new Date(delayed.runAt).getTime() - 3_000_000); // due now, not in an hour
+    const again = await call(app, 'POST', `/api/jobs/${delayed.id}/promote`);
+    expect(again.status).toBe(409);
+    expect(again.json.error).toMatchObject({ code: 'conflict', state: 'queued' });
+    expect(again.json.error.message).toMatch(/is queued and already due; only a queued job waiting for a later runAt/);
+    const done = await call(app, 'POST', `/api/jobs/${failing.id}/cancel`);
+    expect(done.json.outcome).toBe('cancelled');
+    expect((await call(app, 'POST', `/api/jobs/${failing.id}/promote`)).json.error).toMatchObject({ state: 'cancelled', message: expect.stringMatching(/is cancelled;/) });
+    expect((await call(app, 'POST', '/api/jobs/424242/promote')).status).toBe(404);
+    expect((await call(app, 'POST', '/api/jobs/abc/promote')).status).toBe(400);
   });
 
   it('GET /api/queues counts by state with 15 minutes of throughput; GET /api/workers lists live workers', async () => {

@@ -143,6 +143,44 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('"Retry from scratch" clears the checkpoint the failed run saved; "Run now" promotes a delayed job, which then runs', async () => {
+    let failFirst = true;
+    const resumable = defineTask('resumable', {
+      maxAttempts: 1,
+      handler: async (_payload: null, ctx) => {
+        const from = ctx.checkpoint;
+        await ctx.saveCheckpoint({ step: 41 });
+        if (failFirst) throw new Error('stopped at step 41');
+        return { from };
+      },
+    });
+    const { baton, worker, flaky, flakyState, url, page, pageErrors } = await setup({ extraTasks: [resumable] });
+    const failed = waitForEvent(worker, 'job:failed');
+    const job = await baton.enqueue(resumable, null);
+    await failed;
+    await open(page, url, `#/jobs/${job.id}`);
+    await page.waitForSelector('#job-state[data-state="failed"]');
+    expect(await page.locator('button[data-action="retry"]').count()).toBe(1);
+    failFirst = false;
+    const completed = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    await page.click('button[data-action="retry-fresh"]');
+    expect((await completed).result).toEqual({ from: null }); // not { step: 41 }: from scratch
+    await page.waitForSelector('#job-state[data-state="completed"]');
+    await waitForText(page, '#job-timeline [data-type="retried"]', 'retried by hand from scratch');
+
+    flakyState.allow = true;
+    const delayed = await baton.enqueue(flaky, { label: 'later' }, { delay: 3_600_000 });
+    await open(page, url, `#/jobs/${delayed.id}`);
+    await page.waitForSelector('#job-state[data-state="queued"]');
+    const ran = waitForEvent(worker, 'job:completed', (e) => e.job.id === delayed.id);
+    await page.click('button[data-action="promote"]');
+    await ran;
+    await page.waitForSelector('#job-state[data-state="completed"]');
+    await waitForText(page, '#job-timeline [data-type="promoted"]', 'promoted: due at once');
+    expect(await page.locator('button[data-action="promote"]').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('shows a <script> payload and error message as text, and never runs them', async () => {
     const { baton, kit, worker, url, page, pageErrors } = await setup();
     // On a queue no worker watches: it stays queued, with its payload on show.

@@ -1,11 +1,13 @@
 /**
- * The worker's outcome line (issue 13, item 2): one info line per job outcome, fed
- * from the worker's events, with task, id, attempt, duration and outcome. Both drivers.
+ * The worker's outcome line (issue 13, item 2; issue 30, item 11): one line per job
+ * outcome, fed from the worker's events, with task, id, attempt, duration and
+ * outcome; a failed attempt is that one line at warn with the error's message, its
+ * stack at debug only. Every worker writes them (`quiet` leaves out completed jobs).
+ * Both drivers.
  */
 import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { defineTask, NonRetryableError } from 'baton-jobs';
-import { logJobOutcomes } from '../../src/observe/log-job-outcomes.js';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 
@@ -20,15 +22,18 @@ interface Line {
   [key: string]: unknown;
 }
 
-/** A pino logger at info whose lines are parsed into `lines`. */
-function capture(): { logger: Logger; lines: Line[] } {
+/** A pino logger at `level` (default info) whose lines are parsed into `lines`. */
+function capture(level = 'info'): { logger: Logger; lines: Line[] } {
   const lines: Line[] = [];
-  const logger: Logger = pino({ level: 'info' }, { write: (text: string) => void lines.push(JSON.parse(text) as Line) });
+  const logger: Logger = pino({ level }, { write: (text: string) => void lines.push(JSON.parse(text) as Line) });
   return { logger, lines };
 }
 
-describe('logJobOutcomes', () => {
-  it('logs one line per outcome: completed, retry scheduled, failed, cancelled (with the reason), snoozed and released at shutdown', async () => {
+/** The outcome lines among `lines`. */
+const outcomes = (lines: Line[]) => lines.filter((l) => 'outcome' in l);
+
+describe('the worker\'s outcome lines', () => {
+  it('one line per outcome at info: completed, retry scheduled and failed (warn, with the message), cancelled (with the reason), snoozed and released at shutdown; nothing else about a job', async () => {
     const baton = await openBaton();
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -46,9 +51,8 @@ describe('logJobOutcomes', () => {
         return mode;
       },
     });
-    const worker = baton.worker({ tasks: [work], concurrency: 10, drainTimeout: 0 });
     const { logger, lines } = capture();
-    logJobOutcomes(worker, logger);
+    const worker = baton.worker({ tasks: [work], concurrency: 10, drainTimeout: 0, logger });
     await worker.start();
 
     // Subscribed before the enqueues: a job may end before the next enqueue returns.
@@ -57,6 +61,7 @@ describe('logJobOutcomes', () => {
     const throws = await baton.enqueue(work, 'throw');
     const fatal = await baton.enqueue(work, 'fatal');
     const snooze = await baton.enqueue(work, 'snooze');
+    // Every line about a job at info and above: the outcome line alone.
     const lineOf = (id: number) => lines.filter((l) => l.jobId === id);
     await ended;
 
@@ -75,16 +80,17 @@ describe('logJobOutcomes', () => {
 
     const common = (id: number) => ({ level: 30, task: 'work', jobId: id, attempt: 1 });
     expect(lineOf(ok.id)).toEqual([expect.objectContaining({ ...common(ok.id), outcome: 'completed', msg: expect.stringMatching(new RegExp(`^work job ${ok.id} attempt 1: completed \\(\\d+ ms\\)$`)) })]);
-    expect(lineOf(throws.id)).toEqual([expect.objectContaining({ ...common(throws.id), outcome: 'retry scheduled', retryAt: expect.any(String) })]);
-    expect(lineOf(fatal.id)).toEqual([expect.objectContaining({ ...common(fatal.id), outcome: 'failed' })]);
+    expect(lineOf(throws.id)).toEqual([expect.objectContaining({ ...common(throws.id), level: 40, outcome: 'retry scheduled', retryAt: expect.any(String), error: 'boom', msg: expect.stringMatching(new RegExp(`^work job ${throws.id} attempt 1: retry scheduled \\(\\d+ ms\\): boom$`)) })]);
+    expect(lineOf(fatal.id)).toEqual([expect.objectContaining({ ...common(fatal.id), level: 40, outcome: 'failed', error: 'no way', msg: expect.stringMatching(/: failed \(\d+ ms\): no way$/) })]);
+    for (const line of lineOf(throws.id).concat(lineOf(fatal.id))) expect(line).not.toHaveProperty('err');
     expect(lineOf(snooze.id)).toEqual([expect.objectContaining({ ...common(snooze.id), outcome: 'snoozed', delayMs: 60_000 })]);
     expect(lineOf(cancelled.id)).toEqual([expect.objectContaining({ ...common(cancelled.id), outcome: 'cancelled', reason: 'not needed' })]);
     expect(lineOf(released.id)).toEqual([expect.objectContaining({ ...common(released.id), outcome: 'released' })]);
-    for (const line of lines) {
+    for (const line of outcomes(lines)) {
       expect(line.durationMs).toEqual(expect.any(Number));
       expect(line.durationMs).toBeGreaterThanOrEqual(0);
     }
-    expect(lines).toHaveLength(6);
+    expect(outcomes(lines)).toHaveLength(6);
   });
 
   it('times a job claimed ahead (prefetch) from its handler\'s start, not its claim; one cancelled while it waited has no duration', async () => {
@@ -95,9 +101,8 @@ describe('logJobOutcomes', () => {
     // One clock for the worker and the log, moved by hand: durations are exact.
     let now = Date.now();
     const clock = { now: () => now };
-    const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 2, pollInterval: 60_000, clock });
     const { logger, lines } = capture();
-    logJobOutcomes(worker, logger, clock.now);
+    const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 2, pollInterval: 60_000, clock, logger });
     const claimed = collectEvents(worker, 'job:claimed', 3);
     await worker.start();
     await claimed;
@@ -117,26 +122,40 @@ describe('logJobOutcomes', () => {
     expect((await bCompleted).durationMs).toBe(250);
     await worker.stop();
 
-    const durationOf = (id: number) => lines.filter((l) => l.jobId === id).map((l) => [l.outcome, l.durationMs, l.msg]);
+    const durationOf = (id: number) => outcomes(lines).filter((l) => l.jobId === id).map((l) => [l.outcome, l.durationMs, l.msg]);
     expect(durationOf(a!.id)).toEqual([['completed', 1000, `held job ${a!.id} attempt 1: completed (1000 ms)`]]);
     expect(durationOf(b!.id)).toEqual([['completed', 250, `held job ${b!.id} attempt 1: completed (250 ms)`]]);
     expect(durationOf(c!.id)).toEqual([['cancelled', null, `held job ${c!.id} attempt 1: cancelled`]]);
   });
 
-  it('stops logging when its returned function is called', async () => {
+  it('the stack of a failed attempt is logged at debug only, in a line of its own', async () => {
     const baton = await openBaton();
-    const task = defineTask('quick', { handler: async () => 1 });
-    const worker = baton.worker({ tasks: [task] });
-    const { logger, lines } = capture();
-    const off = logJobOutcomes(worker, logger);
+    const task = defineTask('flaky', { maxAttempts: 1, handler: async () => Promise.reject(new Error('broken\nsecond line')) });
+    const { logger, lines } = capture('debug');
+    const worker = baton.worker({ tasks: [task], logger });
     await worker.start();
-    let completed = waitForEvent(worker, 'job:completed');
-    const first = await baton.enqueue(task, null);
-    await completed;
-    off();
-    completed = waitForEvent(worker, 'job:completed');
-    await baton.enqueue(task, null);
-    await completed;
-    expect(lines.map((l) => l.jobId)).toEqual([first.id]);
+    const failed = waitForEvent(worker, 'job:failed');
+    const job = await baton.enqueue(task, null);
+    await failed;
+    await worker.stop();
+    const about = lines.filter((l) => l.jobId === job.id && l.level >= 20);
+    const outcome = about.filter((l) => 'outcome' in l);
+    expect(outcome).toEqual([expect.objectContaining({ level: 40, outcome: 'failed', error: 'broken\nsecond line', msg: expect.stringMatching(/: failed \(\d+ ms\): broken second line$/) })]);
+    const stacks = about.filter((l) => 'err' in l);
+    expect(stacks).toEqual([expect.objectContaining({ level: 20, msg: 'job failed', err: expect.objectContaining({ stack: expect.stringContaining('broken') }) })]);
+  });
+
+  it('quiet: no line for a completed job; a failed one still has its line', async () => {
+    const baton = await openBaton();
+    const task = defineTask('either', { maxAttempts: 1, handler: async (fail: boolean) => (fail ? Promise.reject(new Error('no')) : 1) });
+    const { logger, lines } = capture();
+    const worker = baton.worker({ tasks: [task], logger, quiet: true });
+    await worker.start();
+    const ended = Promise.all([collectEvents(worker, 'job:completed', 1), collectEvents(worker, 'job:failed', 1)]);
+    await baton.enqueue(task, false);
+    const bad = await baton.enqueue(task, true);
+    await ended;
+    await worker.stop();
+    expect(outcomes(lines).map((l) => [l.jobId, l.outcome])).toEqual([[bad.id, 'failed']]);
   });
 });

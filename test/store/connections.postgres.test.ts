@@ -1,5 +1,5 @@
 /**
- * The connections one process holds (README "PostgreSQL connections and
+ * The connections one process holds (docs/postgres.md, "Connections and
  * PgBouncer"): at most `pool_size + 1` — one pool shared by every statement and one
  * LISTEN connection shared by every worker — whatever the number of workers and
  * their concurrency. Counted in pg_stat_activity by the Baton's own

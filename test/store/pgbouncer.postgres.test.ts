@@ -1,5 +1,5 @@
 /**
- * PgBouncer in transaction pooling mode (README "PostgreSQL connections and
+ * PgBouncer in transaction pooling mode (docs/postgres.md, "Connections and
  * PgBouncer"): each test starts Debian's pgbouncer (1.18) in front of the test
  * server, with fewer server connections than the Batons' pools hold, so
  * consecutive statements of one client land on different server connections —

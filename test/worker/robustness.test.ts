@@ -91,7 +91,9 @@ describe('C23 handlers that throw odd things', () => {
     expect(crashes.unhandledRejection).toEqual([]);
     expect(crashes.uncaughtException).toEqual([]);
     // The failures were logged (with their fields serialized) without the logger throwing.
-    expect(lines.filter((l) => l.msg === 'job failed').length).toBeGreaterThanOrEqual(7);
+    // The stack at debug, the outcome line (one, at warn, with the message) beside it.
+    expect(lines.filter((l) => l.msg === 'job failed' && l.level === 20).length).toBeGreaterThanOrEqual(7);
+    expect(lines.filter((l) => l.outcome === 'failed' && l.level === 40 && typeof l.error === 'string').length).toBeGreaterThanOrEqual(7);
     expect(lines.some((l) => l.msg === 'could not record the outcome; the job will be rescued when its lease expires')).toBe(false);
   });
 

@@ -4,7 +4,6 @@ import { listen, refuseOpenNetwork, tokensFromEnv } from '../../http/listen.js';
 import type { StopSummary, WorkerEvents } from '../../worker/events.js';
 import { resolveWorkerOptions, type WorkerOptions } from '../../worker/options.js';
 import type { StateRetention } from '../../maintenance/retention.js';
-import { logJobOutcomes } from '../../observe/log-job-outcomes.js';
 import { loadWorkerModule } from '../load-tasks.js';
 import { CliError, collectQueue, integer, milliseconds, openBaton, UsageError, withDatabase } from '../options.js';
 import { err, out, plural, printable, printJsonLine } from '../output.js';
@@ -22,7 +21,7 @@ interface WorkerFlags {
   leaseTtl?: number;
   pollInterval?: number;
   json?: boolean;
-  /** Set by --quiet: no outcome line per job. */
+  /** Set by --quiet: no outcome line per completed job. */
   quiet?: boolean;
   http?: number;
   httpHost?: string;
@@ -89,7 +88,7 @@ const EVENTS: Array<keyof WorkerEvents> = [
  * closes the database and exits 0; a second signal skips straight to the release.
  * (A repeat within 200 ms is taken for npm's copy of the same Ctrl-C: see signals.ts.)
  * Logs go to stderr (pretty in a terminal, JSON otherwise: observe/logger.ts), with
- * one line per job outcome at info unless --quiet (observe/log-job-outcomes.ts). With
+ * one line per job outcome (observe/log-job-outcomes.ts; --quiet leaves out completed jobs). With
  * --http, `GET /readyz` answers 503 from the first signal on, while the worker drains,
  * and `/metrics` counts every job the worker ran, those finished before it listened too.
  */
@@ -109,7 +108,7 @@ export function workerCommand(): Command {
     .option('--no-prune', 'this worker never runs the pruner of finished jobs (one worker of the fleet prunes at a time)')
     .option('--no-scheduler', 'do not enqueue the ticks of stored schedules (on by default, exactly once per tick across workers)')
     .option('--json', 'print one JSON line per job event on stdout')
-    .option('--quiet', 'do not log a line per job outcome (completed, failed, retry scheduled, cancelled, released, snoozed)')
+    .option('--quiet', 'do not log a line per completed job (failed attempts, cancels, releases and snoozes are still logged)')
     .option('--http <port>', 'also serve the HTTP API, /metrics and the dashboard on this port (tokens: $BATON_ADMIN_TOKEN, $BATON_API_TOKEN)', integer(0, 65535))
     .option('--http-host <host>', 'address for --http; other than loopback needs a token (default: 127.0.0.1)')
     .action(async (flags: WorkerFlags & { scheduler?: boolean }) => {
@@ -131,6 +130,7 @@ export function workerCommand(): Command {
       if (flags.pollInterval !== undefined) options.pollInterval = flags.pollInterval;
       if (flags.prune === false) options.retention = false;
       else if (flags.retention) options.retention = flags.retention;
+      if (flags.quiet) options.quiet = true;
       // Checked before the database is opened (or created and migrated): a bad flag changes nothing.
       try {
         resolveWorkerOptions(options);
@@ -149,7 +149,6 @@ export function workerCommand(): Command {
         await baton.close();
         throw error;
       }
-      if (!flags.quiet) logJobOutcomes(worker, baton.logger.child({ workerId: worker.id, component: 'job' }));
       if (flags.json) {
         for (const name of EVENTS) {
           worker.on(name, (payload) => {

@@ -8,6 +8,7 @@ import { JOB_STATES, type EnqueueOptions } from '../../job/types.js';
 import { parseInput, parseIsoDateTime, storableString, withPathPrefix } from '../../validation.js';
 import { readJson } from '../body.js';
 import { jobJson } from '../serialize.js';
+import { notPromotedMessage } from '../../client/promote.js';
 
 /** `options.runAt` (and the times of bulk filters): the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
 export const runAtText = z.string().transform((text, ctx) => {
@@ -46,6 +47,7 @@ const listQuery = z.strictObject({
 });
 
 const cancelBody = z.strictObject({ reason: z.string().max(10_000).nullable().optional() });
+const retryBody = z.strictObject({ fresh: z.boolean().optional() });
 
 /** `:id` → a positive integer. @throws ValidationError */
 export function jobId(text: string): number {
@@ -54,7 +56,7 @@ export function jobId(text: string): number {
 }
 
 /**
- * /api/jobs: enqueue, list, get, cancel, retry. An enqueue whose request carries a W3C
+ * /api/jobs: enqueue, list, get, cancel, retry (body `{ fresh }`), promote. An enqueue whose request carries a W3C
  * `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
  */
 export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number }): Hono {
@@ -99,8 +101,16 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
 
   app.post('/:id/retry', async (c) => {
     const id = jobId(c.req.param('id'));
+    const { fresh } = parseInput(retryBody, await readJson(c, options.bodyLimit), 'invalid retry request');
+    return c.json(jobJson(await baton.retry(id, fresh === undefined ? {} : { fresh }), now()));
+  });
+
+  app.post('/:id/promote', async (c) => {
+    const id = jobId(c.req.param('id'));
     await readJson(c, options.bodyLimit);
-    return c.json(jobJson(await baton.retry(id), now()));
+    const result = await baton.promote(id);
+    if (result.outcome === 'unchanged') throw new ConflictError(notPromotedMessage(result.job, now()), result.job.state);
+    return c.json({ outcome: result.outcome, job: jobJson(result.job, now()) });
   });
 
   return app;

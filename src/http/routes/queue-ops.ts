@@ -24,17 +24,23 @@ const bulkBody = z.strictObject({
   batchSize: z.number().optional(),
   limit: z.number().optional(),
 });
-const cancelManyBody = bulkBody.extend({ reason: z.string().optional() });
+/** Each bulk request's body: the filter and options, plus its operation's own. */
+const BULK_BODIES = {
+  'retry-many': bulkBody.extend({ fresh: z.boolean().optional() }),
+  'cancel-many': bulkBody.extend({ reason: z.string().optional() }),
+  purge: bulkBody,
+};
 
 /** Reads a bulk body and splits it into the client's filter and options (fields left out stay out). @throws ValidationError */
-async function readBulk(c: Context, bodyLimit: number, what: string) {
-  const body = parseInput(what === 'cancel-many' ? cancelManyBody : bulkBody, await readJson(c, bodyLimit), `invalid ${what} request`);
-  const { dryRun, batchSize, limit, reason, ...filter } = body as z.output<typeof cancelManyBody>;
+async function readBulk(c: Context, bodyLimit: number, what: keyof typeof BULK_BODIES) {
+  const body = parseInput(BULK_BODIES[what], await readJson(c, bodyLimit), `invalid ${what} request`);
+  const { dryRun, batchSize, limit, reason, fresh, ...filter } = body as z.output<typeof bulkBody> & { reason?: string; fresh?: boolean };
   const options = {
     ...(dryRun === undefined ? {} : { dryRun }),
     ...(batchSize === undefined ? {} : { batchSize }),
     ...(limit === undefined ? {} : { limit }),
     ...(reason === undefined ? {} : { reason }),
+    ...(fresh === undefined ? {} : { fresh }),
   };
   // The client checks the filter's values (states, names) and names each field.
   return { filter: filter as BulkFilter, options };

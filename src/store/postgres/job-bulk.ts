@@ -53,7 +53,7 @@ export async function jobSelectIds(ctx: PgContext, { afterId, limit, ...filter }
   return rows.map((r) => Number(r.id));
 }
 
-export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jobRetryMany'>): Promise<number[]> {
+export async function jobRetryMany(ctx: PgContext, { ids, now, fresh = false }: StoreParams<'jobRetryMany'>): Promise<number[]> {
   if (ids.length === 0) return [];
   // Keyed jobs: only the newest of the batch per key, and only when no queued or
   // running job holds the key (the unique index jobs_key would refuse the batch).
@@ -73,7 +73,7 @@ export async function jobRetryMany(ctx: PgContext, { ids, now }: StoreParams<'jo
       set: RETRIED,
       returning: 'id',
     })}
-    SELECT id FROM retried`, [ids, date(now)]);
+    SELECT id FROM retried`, [ids, date(now), fresh]);
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 

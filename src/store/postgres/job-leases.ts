@@ -37,7 +37,7 @@ export async function jobCancelRequests(ctx: PgContext, { ids }: StoreParams<'jo
 
 export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'jobRescueExpired'>): Promise<RescueReport> {
   // Each expired job's outcome is read from its locked (latest) version: requeued
-  // in place, or moved to jobs_finished as cancelled (a cancel was requested) or
+  // in place (its run_at kept: its place in line), or moved to jobs_finished as cancelled (a cancel was requested) or
   // failed (its last attempt). A lease-expired attempt gets an error entry, as a failure does.
   const rescued = (outcome: string) => withEvent(`'type', 'rescued', 'at', ${ms('$1::timestamptz')}, 'outcome', ${outcome}`, { row: 'j.' });
   const lapse = "j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'time', $2::bigint, 'message', $3::text, 'stack', NULL))";
@@ -46,7 +46,7 @@ export async function jobRescueExpired(ctx: PgContext, { now }: StoreParams<'job
       SELECT id, CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'failed' ELSE 'queued' END AS outcome
       FROM :schema.jobs WHERE state = 'running' AND lease_expires_at < $1::timestamptz FOR UPDATE SKIP LOCKED
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $1, errors = ${lapse}, timeline = ${rescued("'queued'")}, ${END_ATTEMPT}
+      UPDATE :schema.jobs j SET state = 'queued', errors = ${lapse}, timeline = ${rescued("'queued'")}, ${END_ATTEMPT}
       FROM expired WHERE j.id = expired.id AND expired.outcome = 'queued'
       RETURNING j.id, j.state
     ), ${moveJobs({

@@ -14,10 +14,10 @@ import { cancelRequested, ms, withEvent } from './timeline.js';
 /** The jobs operations of the PostgreSQL driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
-/** The event of a release (`$3` now, `$4` runAt), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
+/** The event of a release (`$3` now, `$4` runAt or null: the row's own), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
 const released = (cause: 'shutdown' | 'snooze' | 'rateLimited', r: string) =>
   withEvent(cause === 'shutdown'
-    ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}`
+    ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(`coalesce($4::timestamptz, ${r}run_at)`)}`
     : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 
 
@@ -249,7 +249,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = $4::timestamptz, attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = coalesce($4::timestamptz, j.run_at), attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({
@@ -260,7 +260,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
       set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: released(cause, 'j.'), ...ENDED_ATTEMPT },
       returning: 'id',
     })}
-    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), date(runAt ?? now)]);
+    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), runAt === undefined ? null : date(runAt)]);
   return rows.map((r) => Number(r.id));
 }
 
@@ -304,7 +304,7 @@ export async function jobCancel(ctx: PgContext, { id, reason, by = null, now }: 
   throw new ConflictError(`cancel of job ${id} lost ${CANCEL_ROUNDS} races with concurrent changes of it; try again`);
 }
 
-export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
+export async function jobRetry(ctx: PgContext, { id, now, fresh = false }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
   return ctx.transaction(async (client) => {
     // A job retried (moved back) while this waited for the lock is in jobs by the second read.
     const row = (await client.query<JobRow>(ctx.sql('SELECT * FROM :schema.jobs_finished WHERE id = $1 FOR UPDATE'), [id])).rows[0]
@@ -322,9 +322,40 @@ export async function jobRetry(ctx: PgContext, { id, now }: StoreParams<'jobRetr
       from: 'jobs_finished',
       where: 'j.id = $1',
       set: RETRIED,
-    })} SELECT * FROM retried`), [id, date(now)])).rows[0]!;
+    })} SELECT * FROM retried`), [id, date(now), fresh])).rows[0]!;
     return { job: rowToJob(updated), retried: true };
   });
+}
+
+/**
+ * A promotion (`$1` id, `$2` now) in one statement: the job made due now with its
+ * `promoted` event and a NOTIFY `<schema>_jobs` (sent at commit, once per promoted
+ * row: the `woken` CTE runs because the answer reads it), else the job as it is.
+ */
+const PROMOTE = `
+  WITH promoted AS (
+    UPDATE :schema.jobs j SET run_at = $2, timeline = ${withEvent(`'type', 'promoted', 'at', ${ms('$2::timestamptz')}, 'runAt', ${ms('j.run_at')}`, { row: 'j.', attempt: false })}
+    WHERE j.id = $1 AND j.state = 'queued' AND j.run_at > $2 RETURNING j.*
+  ), woken AS (
+    SELECT pg_notify(':channel_jobs', '') FROM promoted
+  )
+  SELECT true AS promoted, p.* FROM promoted p WHERE EXISTS (SELECT 1 FROM woken)
+  UNION ALL SELECT false, a.* FROM :schema.jobs_all a WHERE a.id = $1 AND NOT EXISTS (SELECT 1 FROM promoted)`;
+
+/** Rounds of {@link PROMOTE} before a promotion gives up: each one lost a race with another transaction. */
+const PROMOTE_ROUNDS = 100;
+
+export async function jobPromote(ctx: PgContext, { id, now }: StoreParams<'jobPromote'>): Promise<{ job: Job; promoted: boolean } | null> {
+  for (let round = 0; round < PROMOTE_ROUNDS; round++) {
+    const [row] = await ctx.query<JobRow & { promoted: boolean }>('promote', PROMOTE, [id, date(now)]);
+    if (!row) return null;
+    const job = rowToJob(row);
+    // Read from the statement's snapshot while a concurrent change (a cancel moving it,
+    // a claim) made the update skip it: a job that still looks promotable is read again.
+    if (!row.promoted && job.state === 'queued' && job.runAt.getTime() > now) continue;
+    return { job, promoted: row.promoted };
+  }
+  throw new ConflictError(`promotion of job ${id} lost ${PROMOTE_ROUNDS} races with concurrent changes of it; try again`);
 }
 
 export async function jobGet(ctx: PgContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {

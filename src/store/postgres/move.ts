@@ -53,16 +53,19 @@ export const CLEARED_LEASE: Partial<Record<JobColumn, string>> = { lease_owner: 
 export const ENDED_ATTEMPT: Partial<Record<JobColumn, string>> = { last_worker: 'j.lease_owner', ...CLEARED_LEASE };
 
 /**
- * The `set` of a finished job moved back to `jobs` by a retry (`$2` now): queued, due
- * now, attempts, start and outcome cleared, the outcome it had kept in a `retried` event.
+ * The `set` of a finished job moved back to `jobs` by a retry (`$2` now, `$3` fresh): queued,
+ * due now, attempts, start and outcome cleared, the outcome it had kept in a `retried`
+ * event; a fresh one also clears checkpoint and progress.
  */
 export const RETRIED: Partial<Record<JobColumn, string>> = {
-  timeline: retriedEvent('$2::timestamptz'),
+  timeline: retriedEvent('$2::timestamptz', '$3::boolean'),
   state: "'queued'",
   run_at: '$2',
   attempt: '0',
   started_at: 'NULL',
   result: 'NULL',
+  checkpoint: 'CASE WHEN $3::boolean THEN NULL ELSE j.checkpoint END',
+  progress: 'CASE WHEN $3::boolean THEN NULL ELSE j.progress END',
   cancel_requested_at: 'NULL',
   cancel_reason: 'NULL',
   finished_at: 'NULL',

@@ -35,10 +35,10 @@ export function cancelRequested(r: string, now: string, by: string, reason: stri
   };
 }
 
-/** `retried` at `now` of finished row `j`: the outcome it had, with its last attempt (worker: last_worker, the lease is gone). */
-export const retriedEvent = (now: string): string =>
+/** `retried` at `now` of finished row `j` (`fresh`: a boolean expression): the outcome it had, with its last attempt (worker: last_worker, the lease is gone). */
+export const retriedEvent = (now: string, fresh: string): string =>
   withEvent(
-    `'type', 'retried', 'at', ${ms(now)}, 'state', j.state, 'finishedAt', ${ms('j.finished_at')},
+    `'type', 'retried', 'at', ${ms(now)}, 'fresh', ${fresh}, 'state', j.state, 'finishedAt', ${ms('j.finished_at')},
      'error', CASE WHEN j.state = 'failed' THEN j.errors -> -1 ->> 'message' END, 'reason', j.cancel_reason,
      'attempt', j.attempt, 'token', j.lease_token, 'worker', j.last_worker, 'startedAt', ${ms('j.started_at')}`,
     { row: 'j.', attempt: false },

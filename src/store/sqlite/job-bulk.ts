@@ -1,8 +1,7 @@
 import type { Job } from '../../job/types.js';
-import { CLEAR_LEASE } from '../constants.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
-import { CANCEL_REQUESTED, RETRIED_EVENT } from './timeline.js';
+import { CANCEL_REQUESTED, RETRIED } from './timeline.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on SQLite; see the
@@ -55,20 +54,18 @@ export async function jobSelectIds(ctx: SqliteContext, { afterId, limit, ...filt
   return rows.map((r) => r.id);
 }
 
-export async function jobRetryMany(ctx: SqliteContext, { ids, now }: StoreParams<'jobRetryMany'>): Promise<number[]> {
+export async function jobRetryMany(ctx: SqliteContext, { ids, now, fresh = false }: StoreParams<'jobRetryMany'>): Promise<number[]> {
   if (ids.length === 0) return [];
   const find = ctx.sql(`SELECT id, key FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('failed','cancelled') ORDER BY id DESC`);
   const keyHeld = ctx.sql(`SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued','running')`);
-  const requeue = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
-      cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}
-    WHERE id = @id`);
+  const requeue = ctx.sql(`UPDATE jobs SET ${RETRIED} WHERE id = @id`);
   return ctx.transaction(() => {
     const retried: number[] = [];
     // One by one inside the transaction, newest first: a retried keyed job holds its key
     // for the older ones of the batch.
     for (const row of find.all(JSON.stringify(ids)) as Array<{ id: number; key: string | null }>) {
       if (row.key !== null && keyHeld.get(row.key)) continue;
-      requeue.run({ id: row.id, now });
+      requeue.run({ id: row.id, now, fresh: fresh ? 1 : 0 });
       retried.push(row.id);
     }
     return retried.reverse();

@@ -46,7 +46,7 @@ export async function jobRescueExpired(ctx: SqliteContext, { now }: StoreParams<
       WHERE ${expired} AND cancel_requested_at IS NOT NULL RETURNING id`),
     failed: ids(`UPDATE jobs SET state = 'failed', finished_at = @now, ${appendError}, ${rescued('failed')}
       WHERE ${expired} AND attempt >= max_attempts RETURNING id`),
-    requeued: ids(`UPDATE jobs SET state = 'queued', run_at = @now, ${appendError}, ${rescued('queued')}
+    requeued: ids(`UPDATE jobs SET state = 'queued', ${appendError}, ${rescued('queued')}
       WHERE ${expired} RETURNING id`),
   }));
 }

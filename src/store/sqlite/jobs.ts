@@ -1,13 +1,13 @@
 import { ConfigError, ConflictError } from '../../errors.js';
 import type { ClaimedJob, Job } from '../../job/types.js';
-import { CLEAR_LEASE, END_ATTEMPT } from '../constants.js';
+import { END_ATTEMPT } from '../constants.js';
 import { insertedJob } from '../rows.js';
 import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobTimeline, type JobRow } from './rows.js';
-import { CANCEL_REQUESTED, RETRIED_EVENT, withEvent } from './timeline.js';
+import { CANCEL_REQUESTED, RETRIED, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
@@ -15,10 +15,12 @@ const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
 const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at', @now, 'runAt', @retryAt, 'error', json_extract(@error, '$.message')`)}`;
 /** The event of a release, by its cause (see ReleaseCause). */
 const RELEASED = {
-  shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', @runAt`),
+  shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', coalesce(@runAt, run_at)`),
   snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
   rateLimited: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('true')`),
 };
+/** The event of a promotion at @now: the runAt the job had. */
+const PROMOTED = withEvent(`'type', 'promoted', 'at', @now, 'runAt', run_at`, { attempt: false });
 const INSERT_COLUMNS = 'queue, task, payload, state, priority, run_at, max_attempts, timeout_ms, key, created_at, concurrency_key, concurrency_limit, trace_context';
 const LIVE_KEY = `key = ? AND state IN ('queued','running')`;
 
@@ -270,11 +272,11 @@ export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = CASE WHEN cancel_requested_at IS NULL THEN @runAt ELSE @now END, attempt = attempt - 1,
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN coalesce(@runAt, run_at) ELSE @now END, attempt = attempt - 1,
       timeline = ${RELEASED[cause]}, ${END_ATTEMPT}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
-    RETURNING id`).all({ now, runAt: runAt ?? now, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 
@@ -296,7 +298,7 @@ export async function jobCancel(ctx: SqliteContext, { id, reason, by = null, now
   });
 }
 
-export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
+export async function jobRetry(ctx: SqliteContext, { id, now, fresh = false }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
   return ctx.transaction(() => {
     const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) return null;
@@ -304,10 +306,17 @@ export async function jobRetry(ctx: SqliteContext, { id, now }: StoreParams<'job
     if (row.key !== null && ctx.sql(`SELECT 1 FROM jobs WHERE ${LIVE_KEY}`).get(row.key)) {
       throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
     }
-    const updated = ctx.sql(`UPDATE jobs SET state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
-        cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}
-      WHERE id = @id RETURNING *`).get({ id, now }) as JobRow;
+    const updated = ctx.sql(`UPDATE jobs SET ${RETRIED} WHERE id = @id RETURNING *`).get({ id, now, fresh: fresh ? 1 : 0 }) as JobRow;
     return { job: rowToJob(updated), retried: true };
+  });
+}
+
+export async function jobPromote(ctx: SqliteContext, { id, now }: StoreParams<'jobPromote'>): Promise<{ job: Job; promoted: boolean } | null> {
+  return ctx.transaction(() => {
+    const promoted = ctx.sql(`UPDATE jobs SET run_at = @now, timeline = ${PROMOTED} WHERE id = @id AND state = 'queued' AND run_at > @now RETURNING *`).get({ id, now }) as JobRow | undefined;
+    if (promoted) return { job: rowToJob(promoted), promoted: true };
+    const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return row ? { job: rowToJob(row), promoted: false } : null;
   });
 }
 

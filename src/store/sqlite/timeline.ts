@@ -1,3 +1,5 @@
+import { CLEAR_LEASE } from '../constants.js';
+
 /**
  * Appending to a job's stored timeline (migration 18) on SQLite: SQL expressions that
  * a transition's own UPDATE assigns to `timeline`, so an event costs no statement of
@@ -25,10 +27,22 @@ export const CANCEL_REQUESTED = {
   running: withEvent(`'type', 'cancelRequested', 'at', @now, 'by', @by, 'reason', @reason`, { when: 'cancel_requested_at IS NULL' }),
 };
 
-/** `retried` at `@now`: the outcome the finished row had, with its last attempt (worker: last_worker, the lease is gone). */
-export const RETRIED_EVENT = withEvent(
-  `'type', 'retried', 'at', @now, 'state', state, 'finishedAt', finished_at,
+/**
+ * `retried` at `@now` (`fresh` from `@fresh`, 1 or 0): the outcome the finished row had, with its
+ * last attempt (worker: last_worker, the lease is gone).
+ */
+const RETRIED_EVENT = withEvent(
+  `'type', 'retried', 'at', @now, 'fresh', json(CASE WHEN @fresh THEN 'true' ELSE 'false' END), 'state', state, 'finishedAt', finished_at,
    'error', CASE WHEN state = 'failed' THEN json_extract(errors, '$[#-1].message') END, 'reason', cancel_reason,
    'attempt', attempt, 'token', lease_token, 'worker', last_worker, 'startedAt', started_at`,
   { attempt: false },
 );
+
+/**
+ * The SET clause of a manual retry (`@now`, `@fresh` 1 or 0), as PostgreSQL's move.ts
+ * RETRIED: queued now, attempts, start and outcome cleared, a `retried` event; a fresh
+ * one also clears checkpoint and progress.
+ */
+export const RETRIED = `state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
+  checkpoint = CASE WHEN @fresh THEN NULL ELSE checkpoint END, progress = CASE WHEN @fresh THEN NULL ELSE progress END,
+  cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}`;

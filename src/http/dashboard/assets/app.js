@@ -229,8 +229,14 @@ function jobActions(job) {
   if (job.state === 'queued' || job.state === 'running') {
     buttons.push(actionButton('Cancel', `api/jobs/${job.id}/cancel`, { kind: 'danger', action: 'cancel', done: `Cancel requested for job #${job.id}`, body: { reason: 'cancelled from the dashboard' } }));
   }
+  // A delayed, retrying or snoozed job (queued, due later) can be run now.
+  if (job.state === 'queued' && new Date(job.runAt).getTime() > Date.now()) {
+    buttons.push(actionButton('Run now', `api/jobs/${job.id}/promote`, { kind: 'primary', action: 'promote', done: `Job #${job.id} promoted: due now` }));
+  }
   if (job.state === 'failed' || job.state === 'cancelled') {
+    // Retry resumes from the checkpoint the last run saved; from scratch clears it (and the progress).
     buttons.push(actionButton('Retry', `api/jobs/${job.id}/retry`, { kind: 'primary', action: 'retry', done: `Job #${job.id} queued again` }));
+    buttons.push(actionButton('Retry from scratch', `api/jobs/${job.id}/retry`, { action: 'retry-fresh', body: { fresh: true }, done: `Job #${job.id} queued again, from scratch` }));
   }
   return h('span', { class: 'actions' }, buttons);
 }
