@@ -56,7 +56,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * One attempt of one job, from claim to outcome.
  *
  * ```
- * running ──handler resolves──────────────► complete (fenced)
+ * running ──handler resolves──────────────► complete (fenced), with its follow-ups (ctx.enqueueOnComplete)
  *    │    ──handler throws────────────────► fail: retry with backoff, or failed
  *    │
  *    └─ signal aborts with reason R:
