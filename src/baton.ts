@@ -1,10 +1,12 @@
 import type { Clock } from './clock.js';
-import { cancel, type CancelOptions, type CancelResult } from './client/cancel.js';
+import { cancel } from './client/cancel.js';
+import type { Client } from './client/client.js';
 import type { ClientDeps } from './client/deps.js';
-import { enqueueMany, type EnqueueItem } from './client/enqueue.js';
-import { getJob, getJobTimeline, listJobs, queueCounts, type ListOptions } from './client/query.js';
-import { retry, type RetryOptions } from './client/retry.js';
-import { promote, type PromoteResult } from './client/promote.js';
+import { announceEnqueued, enqueueMany, prepareDeferred } from './client/enqueue.js';
+import { followJob, JOB_WRITE_OPS } from './client/follow.js';
+import { getJob, getJobTimeline, listJobs, queueCounts } from './client/query.js';
+import { retry } from './client/retry.js';
+import { promote } from './client/promote.js';
 import { jobAdmin, type JobAdmin } from './client/bulk.js';
 import { queueAdmin, type QueueAdmin } from './client/queues.js';
 import { listWorkers, queueThroughput, type ThroughputPoint, type WorkerInfo } from './client/fleet.js';
@@ -12,9 +14,8 @@ import { readinessCheck, type Readiness } from './client/readiness.js';
 import { unservedTaskWarning } from './client/unserved-task-warning.js';
 import { resolveBatonOptions, type BatonOptions } from './config.js';
 import { BatonError, ConfigError, StoreError, describeError } from './errors.js';
-import type { AnyTask, InputOf, PayloadOf, ResultOf, Task } from './job/task.js';
-import type { TimelineEntry } from './job/timeline.js';
-import type { EnqueueOptions, Job, JobSummary, TransactionClient } from './job/types.js';
+import type { AnyTask, Task } from './job/task.js';
+import type { EnqueueOptions } from './job/types.js';
 import type { ClientEvents } from './client/events.js';
 import { TypedEmitter } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
@@ -22,7 +23,7 @@ import { loadTracing } from './observe/tracing.js';
 import { ClockSync } from './store/clock-sync.js';
 import { instrumentStore, type StoreObserver } from './store/instrumented.js';
 import { openStore, redact } from './store/open.js';
-import type { QueueCount, Store } from './store/store.js';
+import type { Store, StoreOperation } from './store/store.js';
 import { Worker } from './worker/worker.js';
 import { declareQueues } from './flow/queue.js';
 import { hostname } from 'node:os';
@@ -32,52 +33,13 @@ import { withLock, type LockContext, type LockOptions } from './lease/with-lock.
 import { defineSchedule, scheduleAdmin, upsertSchedule, type ScheduleAdmin, type ScheduleInfo, type ScheduleOptions } from './schedule/schedule.js';
 import type { WorkerOptions } from './worker/options.js';
 
-/**
- * The arguments after the task in {@link Baton.enqueue}: for a task object its
- * payload (the schema's input, required) then the options; for a task name an
- * optional payload of any JSON then the options. One signature rather than two
- * overloads, so a payload field of the wrong type is reported at that field
- * ("Type 'number' is not assignable to type 'string'", the expected type coming
- * from the payload's property), not as "the last overload" refusing a Task for a string.
- */
-export type EnqueueRest<T extends AnyTask | string> = T extends AnyTask ? [payload: InputOf<T>, options?: EnqueueOptions] : [payload?: unknown, options?: EnqueueOptions];
-
 /** The handle `createBaton` returns: client operations, workers, and close. */
-export interface Baton {
+export interface Baton extends Client {
   /** The instrumented store (internal; for tests and adapters). */
   readonly store: Store;
   readonly logger: Logger;
   /** The clock every part of this Baton takes `now` from: the option, else the database's time (Store.clock). */
   readonly clock: Clock;
-  /**
-   * Enqueues one job. With a task object the payload is typed and checked against
-   * its schema (the payload type is the schema's input: fields with a default may be
-   * left out; the stored payload is the schema's output); with a name, against the
-   * task of that name among `tasks` (when given).
-   * @returns the job; with a `key` held by a non-terminal job, that job instead
-   * @throws ValidationError (bad payload, options, non-JSON, NUL, too large: nothing written); NotFoundError (unknown task name)
-   */
-  enqueue<T extends AnyTask | string>(task: T, ...rest: EnqueueRest<T>): Promise<T extends AnyTask ? Job<PayloadOf<T>, ResultOf<T>> : Job>;
-  /**
-   * Enqueues several jobs in one transaction (one statement on PostgreSQL): all or
-   * none. With `{ client }`, inside the caller's own transaction (see EnqueueOptions.client).
-   */
-  enqueueMany(items: EnqueueItem[], options?: { client?: TransactionClient }): Promise<Job[]>;
-  /** Cancels from any process; see {@link CancelResult}; `options.by` names who asks in the job's timeline (default "api"). @throws NotFoundError, ValidationError */
-  cancel(id: number, reason?: string, options?: CancelOptions): Promise<CancelResult>;
-  /**
-   * Runs a failed or cancelled job again, resuming from its checkpoint; `{ fresh: true }`
-   * clears checkpoint and progress first (from scratch). @throws NotFoundError, ConflictError, ValidationError
-   */
-  retry(id: number, options?: RetryOptions): Promise<Job>;
-  /** Runs a delayed, retrying or snoozed job now; see {@link PromoteResult}. @throws NotFoundError */
-  promote(id: number): Promise<PromoteResult>;
-  /** @throws NotFoundError */
-  getJob(id: number): Promise<Job>;
-  /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */
-  getJobTimeline(id: number): Promise<{ job: Job; timeline: TimelineEntry[] }>;
-  listJobs(options?: ListOptions): Promise<JobSummary[]>;
-  queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
   /** Completed and failed jobs per queue per minute over the last `minutes` (default 15), zeros filled in. */
   queueThroughput(minutes?: number): Promise<Map<string, ThroughputPoint[]>>;
   /** Live worker processes (any host) from the registry: those that heartbeat within their lease TTL. */
@@ -147,7 +109,12 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     // The database refused (not a database, unreadable, missing for a reader): a store error, not a configuration one.
     throw new StoreError('open', error, `cannot open database ${redact(o.database)}: ${describeError(error)}`);
   }
-  const store = instrumentStore(raw, logger.child({ component: 'store' }), observer);
+  // This process's writes to jobs, for followJob (the store's change watch sees only other connections' commits).
+  const localWrites = new Set<() => void>();
+  const store = instrumentStore(raw, logger.child({ component: 'store' }), (op, ms, error) => {
+    observer?.(op, ms, error);
+    if (error === undefined && localWrites.size > 0 && JOB_WRITE_OPS.has(op as StoreOperation)) for (const listener of localWrites) listener();
+  });
   // Time comes from the database (see Store.clock): on PostgreSQL this host's clock
   // plus its measured offset to the server's, re-measured every minute. A clock the
   // caller passes (tests) is used as given.
@@ -171,6 +138,11 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   const deps: ClientDeps = {
     store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit, tracing,
     noteTaskByName: unservedTaskWarning({ store, clock, logger: logger.child({ component: 'client' }) }),
+    onLocalWrite: (listener) => {
+      const own = () => listener(); // one entry per subscription, even for the same function
+      localWrites.add(own);
+      return () => void localWrites.delete(own);
+    },
   };
   const workers = new Set<Worker>();
   let closing: Promise<void> | undefined;
@@ -199,6 +171,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     promote: (id) => promote(deps, id),
     getJob: (id) => getJob(deps, id),
     getJobTimeline: (id) => getJobTimeline(deps, id),
+    followJob: (id, options) => followJob(deps, id, options),
     listJobs: (options) => listJobs(deps, options),
     queueCounts: (prefix) => queueCounts(deps, prefix),
     queueThroughput: (minutes) => queueThroughput(deps, minutes),
@@ -213,6 +186,8 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         payloadLimit: o.payloadLimit,
         tracing,
         queues: o.queues,
+        // Handlers get this Baton as their client (ctx.baton), and their follow-ups are checked and announced as its enqueues are.
+        client: { api: baton, prepare: (item) => prepareDeferred(deps, item), enqueued: (inserted) => announceEnqueued(deps, inserted) },
         // Jobs this process made claimable: new ones, a promoted one, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
           const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];

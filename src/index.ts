@@ -5,7 +5,9 @@
  * `baton-jobs/http` and `baton-jobs/metrics`, so that a worker that serves
  * neither does not load them (start-up time: docs/benchmarks.md).
  */
-export { createBaton, type Baton, type EnqueueRest } from './baton.js';
+export { createBaton, type Baton } from './baton.js';
+export type { Client, EnqueueRest } from './client/client.js';
+export { FOLLOW_INTERVAL_MS, FOLLOW_MIN_GAP_MS, type FollowOptions, type JobSnapshot } from './client/follow.js';
 export type { BatonOptions } from './config.js';
 export { defineTask, isTask, tasksFromModule, type Task, type AnyTask, type TaskOptions, type PayloadOf, type InputOf, type ResultOf } from './job/task.js';
 export { defineQueue, isQueue, type Queue, type QueueOptions } from './flow/queue.js';

@@ -18,4 +18,10 @@ export interface ClientDeps {
   tracing: Tracing;
   /** Called after each enqueue by name, with the name: warns once when no live worker serves it (unserved-task-warning.ts). */
   noteTaskByName: (task: string) => void;
+  /**
+   * Subscribes to this process's writes to jobs (store operations of
+   * `JOB_WRITE_OPS`, client/follow.ts), called after each one succeeded; returns
+   * unsubscribe. What `followJob` hears of changes the store's watch does not report.
+   */
+  onLocalWrite(listener: () => void): () => void;
 }

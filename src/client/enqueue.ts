@@ -4,7 +4,7 @@ import { serializeJson, stringProblems } from '../job/payload.js';
 import { MAX_CONCURRENCY_KEY } from '../job/concurrency.js';
 import { isTask, validatePayload, type AnyTask } from '../job/task.js';
 import type { EnqueueOptions, Job, TransactionClient } from '../job/types.js';
-import type { NewJob } from '../store/store.js';
+import type { InsertedJob, NewJob } from '../store/store.js';
 import { parseInput, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
@@ -170,7 +170,7 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
     const inserted = await deps.store.jobInsertMany({ jobs: span.stamp(prepared), now: deps.clock.now(), ...(client ? { client } : {}) });
     const jobs = inserted.map((i) => i.job);
     span.written(jobs);
-    if (!client) for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
+    if (!client) announceEnqueued(deps, inserted);
     for (const item of items) if (typeof item.task === 'string') deps.noteTaskByName(item.task);
     return jobs;
   } catch (error) {
@@ -179,6 +179,27 @@ export async function enqueueMany(deps: ClientDeps, items: EnqueueItem[], option
   } finally {
     span.end();
   }
+}
+
+/**
+ * Checks and serializes one job now, for an insert that comes later with a job's
+ * completion (`ctx.enqueueOnComplete`, in the completion's transaction): as
+ * {@link prepareJob}, stamped with the trace context of an `enqueue <task>` span
+ * (attribute `baton.on_complete`), which ends at once. Nothing is written.
+ * @throws as prepareJob
+ */
+export async function prepareDeferred(deps: ClientDeps, item: EnqueueItem): Promise<NewJob> {
+  const job = await prepareJob(deps, item);
+  const span = deps.tracing.enqueue([job]);
+  span.set({ 'baton.on_complete': true });
+  const [stamped] = span.stamp([job]);
+  span.end();
+  return stamped!;
+}
+
+/** Emits this process's `job:enqueued` for each job `inserted` created (a key already held created none). */
+export function announceEnqueued(deps: ClientDeps, inserted: InsertedJob[]): void {
+  for (const { job, created } of inserted) if (created) deps.events.emit('job:enqueued', { job });
 }
 
 /** The payload as JSON text; its issues (NUL, lone surrogate, not JSON) have `subject` "payload". */

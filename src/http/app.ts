@@ -31,7 +31,10 @@ export interface HttpAppOptions {
   adminToken?: string | undefined;
   /** Largest request body in bytes; more → 413. @defaultValue 1 MiB + 64 KiB (the payload limit plus room for the envelope) */
   bodyLimit?: number;
-  /** Poll period of `GET /api/events`, ms. @defaultValue 500 */
+  /**
+   * Poll period of `GET /api/events`, ms: how often the counts are read, and the longest
+   * a followed job (`?job=ID`) goes unread when no change notification reports it. @defaultValue 500
+   */
   eventsInterval?: number;
   /** Comment heartbeat period of `GET /api/events`, ms. @defaultValue 15000 */
   eventsHeartbeat?: number;

@@ -258,7 +258,21 @@ export const openApiDocument = {
     },
     ...admin('schedules'),
     ...admin('services'),
-    '/api/events': { get: { summary: 'Server-Sent Events: `change` events with counts and running jobs; `access_token` query parameter accepted', responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors } } },
+    '/api/events': {
+      get: {
+        summary: 'Server-Sent Events: `change` events with counts and running jobs; with `job`, that one job\'s changes; `access_token` query parameter accepted',
+        description: [
+          'Without `job`: an event `change` with `{ counts, running: [{ id, task, queue, progress, state }], at }` each time they differ.',
+          'With `job=ID`: follows that job, woken by the store\'s change notifications and this server\'s writes, read at least every events interval (500 ms by default), sent only when the job changed.',
+          'Event `job`: `{ job, timeline?, at }`: the first has every field of `GET /api/jobs/{id}` except `payload` (it never changes), and the whole `timeline`;',
+          'each later one only the fields that changed (`id` always), and the whole `timeline` only when it changed.',
+          'Event `end`: `{ reason: "terminal", state, at }` after the job completed, failed or was cancelled, or `{ reason: "deleted", at }`; the server then closes the stream (an EventSource should close() on it, or it reconnects).',
+          'Unknown job: 404 before the stream starts; an id that is not a positive integer: 400. A `: heartbeat` comment comes after 15 s of silence.',
+        ].join(' '),
+        parameters: [{ name: 'job', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'follow this job instead of the queue counts' }],
+        responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors },
+      },
+    },
     '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format', content: { 'text/plain': {} } }, ...errors } } },
   },
 } as const;

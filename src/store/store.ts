@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue, QueueDeclaration, QueueSetting, QueueSettingsRecord } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, CompletedJobs, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue, QueueDeclaration, QueueSetting, QueueSettingsRecord } from './types.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -90,21 +90,28 @@ export interface Store {
    * `result` (JSON text) and finished_at now, lease cleared (its holder kept as the
    * last worker), in one statement. An
    * item whose job was taken over, cancelled or finished meanwhile is not written.
-   * @returns the ids completed (items whose lease was lost are left out)
+   * Items with jobs to `enqueue` (follow-ups): in the same transaction, the follow-ups
+   * of the items completed are inserted as {@link jobInsertMany} inserts them, and those
+   * of the items not written are not: all or nothing per item. A batch with no
+   * follow-up is the one statement alone (PostgreSQL: with asynchronous commit, see
+   * ASYNC_COMMIT); one with any commits durably, as an enqueue does.
+   * @returns `completed`: the ids completed (items whose lease was lost are left out);
+   *   `enqueued`: the follow-ups inserted, per completed item that had any
    */
-  jobCompleteMany(params: { items: Completion[]; now: number }): Promise<number[]>;
+  jobCompleteMany(params: { items: Completion[]; now: number }): Promise<CompletedJobs>;
 
   /**
    * {@link jobCompleteMany} of `items`, then {@link jobClaim} with the other params, in
    * one transaction: the worker's cycle of writing the jobs that just finished and
    * filling their slots, with one commit instead of two (PostgreSQL: one statement,
-   * one round trip; SQLite: one write transaction). The claim sees the completions
-   * (a queue's or key's limit counts the completed jobs as ended). Fails as a whole:
-   * on an error neither the completions nor the claim are written.
+   * one round trip, when no item has follow-ups; SQLite: one write transaction). The
+   * claim sees the completions and their follow-ups (a queue's or key's limit counts
+   * the completed jobs as ended; a follow-up due now may be claimed at once). Fails as
+   * a whole: on an error neither the completions, their follow-ups nor the claim are written.
    * @param params.limit - free slots to fill, ≥ 1
-   * @returns `completed`: as jobCompleteMany's result; `claimed`: as jobClaim's
+   * @returns `completed` and `enqueued`: as jobCompleteMany's result; `claimed`: as jobClaim's
    */
-  jobCompleteAndClaim(params: { items: Completion[]; workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }): Promise<{ completed: number[]; claimed: ClaimedJob[] }>;
+  jobCompleteAndClaim(params: { items: Completion[]; workerId: string; tasks: string[]; queues: string[]; limit: number; leaseMs: number; now: number }): Promise<CompletedJobs & { claimed: ClaimedJob[] }>;
 
   /**
    * Fenced: records a failed attempt (appends `error` to errors), lease cleared.

@@ -45,6 +45,25 @@ export interface Completion {
   id: number;
   token: number;
   result: string;
+  /**
+   * Jobs to insert with this completion, in its transaction, and only when it is
+   * written (the lease still held): `ctx.enqueueOnComplete`'s follow-ups. Inserted
+   * as `jobInsertMany` inserts (a `key` held by a queued or running job: that job,
+   * not a new one). Absent or empty: none.
+   */
+  enqueue?: NewJob[];
+}
+
+/** What `jobCompleteMany` wrote. */
+export interface CompletedJobs {
+  /** The ids completed; items whose lease was lost are left out. */
+  completed: number[];
+  /**
+   * For each completed item with jobs to `enqueue`: the completed job's id and what
+   * inserting them returned, in their order (as `jobInsertMany` returns it). [] when
+   * no completed item had any.
+   */
+  enqueued: Array<{ id: number; jobs: InsertedJob[] }>;
 }
 
 /** A lease held by a worker: job id plus the fencing token of its claim. */

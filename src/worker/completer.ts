@@ -1,14 +1,15 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { StoreError } from '../errors.js';
-import type { Completion, Store } from '../store/store.js';
+import type { CompletedJobs, Completion, InsertedJob, Store } from '../store/store.js';
 import { RETRY_MIN_MS, nextRetryDelay } from './persist.js';
 
 interface Pending {
   item: Completion;
   /** When the run's lease would expire (ms since the epoch); retries stop then. */
   deadline: () => number;
-  resolve: (written: boolean) => void;
+  /** With the follow-ups inserted ([] when none) when written; null when the lease was lost. */
+  resolve: (written: InsertedJob[] | null) => void;
   reject: (error: unknown) => void;
 }
 
@@ -19,15 +20,16 @@ interface Pending {
  */
 export interface TakenCompletions {
   readonly items: Completion[];
-  /** The write succeeded: `written` are the ids completed (the others lost their lease). */
-  settle(written: number[]): void;
+  /** The write succeeded: `written` says which were completed (the others lost their lease) and their follow-ups. */
+  settle(written: CompletedJobs): void;
   /** The write failed: each completion is retried (StoreError, within its lease) or rejected, as a flush does. */
   fail(error: unknown): void;
 }
 
 /**
  * Batches job completions: every completion requested in one event-loop turn is
- * written by one fenced `jobCompleteMany` (one transaction), flushed on
+ * written by one fenced `jobCompleteMany` (one transaction, each completion's
+ * follow-ups included), flushed on
  * `setImmediate` — or, when the worker is about to claim (`combine` returns true),
  * taken by that claim ({@link take}) and written in the claim's own transaction, one
  * commit for both. Through a database outage (StoreError) the batch is retried with
@@ -56,10 +58,12 @@ export class Completer {
   }
 
   /**
-   * Queues a completion; resolves true when written, false when the lease was lost.
+   * Queues a completion (with its follow-ups, `item.enqueue`, written in the same
+   * transaction); resolves with the follow-ups inserted ([] when none) once written,
+   * null when the lease was lost (nothing written, follow-ups included).
    * Rejects with the StoreError when the database stayed unreachable past `deadline`.
    */
-  complete(item: Completion, deadline: () => number): Promise<boolean> {
+  complete(item: Completion, deadline: () => number): Promise<InsertedJob[] | null> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ item, deadline, resolve, reject });
       this.#schedule(0);
@@ -103,10 +107,11 @@ export class Completer {
     }
   }
 
-  #settle(batch: Pending[], written: number[]): void {
-    const ids = new Set(written);
+  #settle(batch: Pending[], written: CompletedJobs): void {
+    const ids = new Set(written.completed);
+    const enqueued = written.enqueued.length === 0 ? undefined : new Map(written.enqueued.map((e) => [e.id, e.jobs]));
     this.#retryDelay = RETRY_MIN_MS;
-    for (const entry of batch) entry.resolve(ids.has(entry.item.id));
+    for (const entry of batch) entry.resolve(ids.has(entry.item.id) ? enqueued?.get(entry.item.id) ?? [] : null);
   }
 
   #failed(batch: Pending[], error: unknown): void {

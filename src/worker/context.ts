@@ -1,7 +1,11 @@
 import type { Logger } from 'pino';
-import { LeaseLostError, SnoozeError } from '../errors.js';
+import type { Client, EnqueueRest } from '../client/client.js';
+import type { EnqueueItem } from '../client/enqueue.js';
+import { LeaseLostError, SnoozeError, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
-import type { ClaimedJob, Json, Progress } from '../job/types.js';
+import type { AnyTask } from '../job/task.js';
+import type { ClaimedJob, EnqueueOptions, Json, Progress } from '../job/types.js';
+import type { InsertedJob, NewJob } from '../store/store.js';
 import { forEach, type ForEachFn, type ForEachOptions, type ForEachResult } from './for-each.js';
 
 /** The second argument of every handler. */
@@ -39,6 +43,55 @@ export interface JobContext {
    * @throws SnoozeError always; ValidationError when `ms` is not an integer in range
    */
   snooze(ms: number): never;
+  /**
+   * The client of this process: the Baton the worker was made by, as its {@link Client}
+   * (enqueue, enqueueMany, cancel, retry, promote, getJob, getJobTimeline, followJob, listJobs,
+   * queueCounts). No second `createBaton` is needed in a handler.
+   */
+  readonly baton: Client;
+  /**
+   * Enqueues one job now, as `baton.enqueue` does (the payload typed by the task):
+   * written at once, whatever this run's outcome. An attempt that runs again (a retry,
+   * a release, a rescue) enqueues again, unless the job carries a `key` held meanwhile.
+   * To enqueue with this job's completion, all or nothing, use {@link enqueueOnComplete}.
+   * @throws as `baton.enqueue`
+   */
+  enqueue: Client['enqueue'];
+  /** Enqueues several jobs now, in one transaction, as `baton.enqueueMany` does. @throws as `baton.enqueueMany` */
+  enqueueMany: Client['enqueueMany'];
+  /**
+   * Enqueues one job with this job's completion: checked now (payload against the
+   * task's schema, options, size: a bad one rejects here and nothing is recorded), and
+   * inserted in the same transaction as the fenced completion, only if that completion
+   * is written (this run still holds the lease). So the follow-up exists exactly when
+   * the job is `completed`: if the handler throws, times out, snoozes, is cancelled, is
+   * released at shutdown or loses its lease, no follow-up is written, and the attempt
+   * that later completes the job enqueues its own. Calls made before the handler
+   * returns ride along in call order, in one transaction with the completion (and with
+   * the other jobs of its batch); the `job:completed` event lists them (`enqueued`).
+   * A `key` held by a queued or running job is not inserted (that job is listed
+   * instead), as with `baton.enqueue`; a `delay` counts from this call.
+   * @returns resolves once the job is checked (await it to see a refusal; an unawaited
+   *   refusal adds nothing and never crashes the process)
+   * @throws (rejects with) ValidationError, PayloadTooLargeError, NotFoundError as `baton.enqueue`
+   *   (the `client` option is refused: the completion's transaction is used); ConflictError
+   *   when called after the handler returned or threw
+   */
+  enqueueOnComplete<T extends AnyTask | string>(task: T, ...rest: EnqueueRest<T>): Promise<void>;
+}
+
+/** What a worker's handlers get of the client; `createBaton` makes it. */
+export interface HandlerClient {
+  /** `ctx.baton`. */
+  readonly api: Client;
+  /**
+   * Checks and serializes a follow-up (`ctx.enqueueOnComplete`) as an enqueue does,
+   * stamped with its trace context; nothing written.
+   * @throws ValidationError, PayloadTooLargeError, NotFoundError
+   */
+  prepare(item: EnqueueItem): Promise<NewJob>;
+  /** Follow-ups were written with their completion: announces those created (the client's `job:enqueued`). */
+  enqueued(jobs: InsertedJob[]): void;
 }
 
 /** What a context needs from the run that owns it. */
@@ -54,6 +107,10 @@ export interface ContextHost {
   writeProgress(progress: Progress): Promise<boolean>;
   /** Called when a write finds the lease lost. */
   onLeaseLost(): void;
+  /** `ctx.baton`. */
+  client: Client;
+  /** Records a follow-up for the completion (`ctx.enqueueOnComplete`); rejects when refused. */
+  enqueueOnComplete(item: EnqueueItem): Promise<void>;
 }
 
 /**
@@ -125,6 +182,15 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
     },
     snooze(ms: number): never {
       throw new SnoozeError(ms);
+    },
+    baton: host.client,
+    enqueue: host.client.enqueue.bind(host.client),
+    enqueueMany: host.client.enqueueMany.bind(host.client),
+    enqueueOnComplete(task: AnyTask | string, payload?: unknown, options?: EnqueueOptions) {
+      if (options?.client !== undefined) {
+        return Promise.reject(new ValidationError('invalid enqueue options', [{ path: ['client'], message: 'not accepted by enqueueOnComplete: the follow-up is written in the transaction of the job\'s completion' }], { subject: 'options' }));
+      }
+      return host.enqueueOnComplete({ task, payload, ...(options === undefined ? {} : { options }) });
     },
   };
   return {

@@ -1,4 +1,4 @@
-import type { ClaimedJob, Progress } from '../job/types.js';
+import type { ClaimedJob, Job, Progress } from '../job/types.js';
 import type { ServiceEvents } from '../lease/service.js';
 import type { PrunerEvents } from '../maintenance/pruner.js';
 import type { TableVacuumEvents } from '../maintenance/vacuum.js';
@@ -36,8 +36,12 @@ export interface JobEvents {
   'job:started': { job: ClaimedJob };
   'job:progress': { job: ClaimedJob; progress: Progress };
   'job:checkpoint': { job: ClaimedJob; checkpoint: unknown };
-  /** `durationMs`: the handler's start (`job:started`) to completion, by the worker's clock. */
-  'job:completed': { job: ClaimedJob; result: unknown; durationMs: number };
+  /**
+   * `durationMs`: the handler's start (`job:started`) to completion, by the worker's clock.
+   * `enqueued`: the follow-ups written with the completion (`ctx.enqueueOnComplete`), in
+   * call order ([] when none); for one whose `key` a queued or running job held, that job.
+   */
+  'job:completed': { job: ClaimedJob; result: unknown; durationMs: number; enqueued: Job[] };
   /** `retryAt` is null when the job is now `failed` for good. */
   'job:failed': { job: ClaimedJob; error: unknown; message: string; retryAt: Date | null };
   'job:cancelled': { job: ClaimedJob; reason: string | null };

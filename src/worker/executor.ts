@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import {
   CancelledError,
+  ConflictError,
   LeaseLostError,
   NonRetryableError,
   ShutdownError,
@@ -18,9 +19,10 @@ import type { ClaimedJob, Json } from '../job/types.js';
 import type { TypedEmitter } from '../observe/events.js';
 import type { TraceSpan, Tracing } from '../observe/tracing.js';
 import type { WorkerEvents } from './events.js';
-import type { Store } from '../store/store.js';
+import type { NewJob, Store } from '../store/store.js';
+import type { EnqueueItem } from '../client/enqueue.js';
 import type { Completer } from './completer.js';
-import { createContext } from './context.js';
+import { createContext, type HandlerClient } from './context.js';
 import { persist } from './persist.js';
 
 /** What a run needs from its worker. */
@@ -34,6 +36,8 @@ export interface ExecutorDeps {
   workerId: string;
   /** A `process <task>` span per run (observe/tracing.ts). */
   tracing: Tracing;
+  /** `ctx.baton`, and the checks and announcement of `ctx.enqueueOnComplete`'s follow-ups. */
+  client: HandlerClient;
   payloadLimit: number;
   progressInterval: number;
   abortGrace: number;
@@ -52,7 +56,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * One attempt of one job, from claim to outcome.
  *
  * ```
- * running ──handler resolves──────────────► complete (fenced)
+ * running ──handler resolves──────────────► complete (fenced), with its follow-ups (ctx.enqueueOnComplete)
  *    │    ──handler throws────────────────► fail: retry with backoff, or failed
  *    │
  *    └─ signal aborts with reason R:
@@ -121,6 +125,8 @@ export class JobRun {
   #awaitingRelease = false;
   /** When the lease runs out unless renewed (ms since the epoch); the heartbeat moves it. */
   leaseExpiresAt: number;
+  /** The follow-ups of the completion (`ctx.enqueueOnComplete`), in call order, each settling to the job checked, or undefined when refused. */
+  readonly #followUps: Array<Promise<NewJob | undefined>> = [];
 
   /** @param waiting - claimed ahead of a free slot: the handler starts at {@link start}, not now */
   constructor(job: ClaimedJob, task: AnyTask, deps: ExecutorDeps, waiting = false) {
@@ -290,6 +296,8 @@ export class JobRun {
         return held;
       },
       onLeaseLost: () => this.leaseLost(),
+      client: deps.client.api,
+      enqueueOnComplete: (item) => this.#enqueueOnComplete(item),
     });
 
     if (job.timeoutMs !== null) {
@@ -402,6 +410,21 @@ export class JobRun {
     return false;
   }
 
+  /**
+   * `ctx.enqueueOnComplete`: checks the follow-up now and keeps it for the completion.
+   * Refused once the handler settled: its completion may be on its way already.
+   */
+  #enqueueOnComplete(item: EnqueueItem): Promise<void> {
+    if (this.#settled) {
+      return Promise.reject(new ConflictError(`job ${this.job.id}: enqueueOnComplete after the handler returned or threw; call it (and await it) before the handler returns, or enqueue at once with ctx.enqueue`));
+    }
+    const prepared = this.#deps.client.prepare(item);
+    this.#followUps.push(prepared.catch(() => undefined));
+    const checked = prepared.then(() => undefined);
+    checked.catch(() => undefined); // a refusal the handler does not await is not an unhandled rejection
+    return checked;
+  }
+
   async #complete(value: unknown): Promise<void> {
     if (!this.#holding) return;
     let result: string;
@@ -410,14 +433,19 @@ export class JobRun {
     } catch (error) {
       return this.#fail(new NonRetryableError(`handler returned an invalid result: ${describeError(error)}`));
     }
+    // Follow-ups still being checked (an enqueueOnComplete the handler did not await) are waited for; refused ones are left out.
+    const enqueue = this.#followUps.length === 0 ? [] : (await Promise.all(this.#followUps)).filter((job) => job !== undefined);
+    if (!this.#holding) return;
     const deps = this.#deps;
     this.#holding = false;
-    const writing = deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result }, this.#writeDeadline);
+    const writing = deps.completer.complete({ id: this.job.id, token: this.job.leaseToken, result, ...(enqueue.length > 0 ? { enqueue } : {}) }, this.#writeDeadline);
     this.#freeSlot();
-    if (!this.#written(await writing, 'jobComplete')) return;
+    const enqueued = await writing;
+    if (!this.#written(enqueued !== null, 'jobComplete') || enqueued === null) return;
+    if (enqueued.length > 0) deps.client.enqueued(enqueued);
     this.#logger.debug('job completed');
     this.#outcome('completed');
-    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt });
+    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#startedAt, enqueued: enqueued.map((e) => e.job) });
   }
 
   async #fail(error: unknown): Promise<void> {

@@ -124,7 +124,7 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
       if (items.length === 0) jobs = await state.store.jobClaim(claim);
       else {
         const written = await state.store.jobCompleteAndClaim({ ...claim, items });
-        completions.settle(written.completed);
+        completions.settle(written);
         items = [];
         jobs = written.claimed;
       }

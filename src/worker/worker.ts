@@ -14,6 +14,7 @@ import { Rescuer } from '../maintenance/rescuer.js';
 import { Pruner } from '../maintenance/pruner.js';
 import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
+import type { HandlerClient } from './context.js';
 import { fetchJobs, startWaiting } from './fetcher.js';
 import { RateWake } from './rate-wake.js';
 import { heartbeat } from './heartbeat.js';
@@ -40,6 +41,8 @@ export interface WorkerDeps {
   queues?: ReadonlyArray<Queue>;
   /** Subscribes to jobs enqueued by this process (instant local wake-up); returns unsubscribe. */
   onLocalEnqueue(listener: () => void): () => void;
+  /** What handlers get of the client: `ctx.baton`, and the checks of `ctx.enqueueOnComplete`'s follow-ups. */
+  client: HandlerClient;
 }
 
 /**
@@ -126,6 +129,7 @@ export class Worker {
         events: this.#events,
         workerId: this.id,
         tracing: deps.tracing,
+        client: deps.client,
         payloadLimit: deps.payloadLimit,
         progressInterval: o.progressInterval,
         abortGrace: o.abortGrace,

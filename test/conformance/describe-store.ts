@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import { flowTests } from './flow.js';
+import { followUpTests } from './follow-ups.js';
 import { keyTests } from './keys.js';
 import { rateTests } from './rates.js';
 import { queueDeclarationTests } from './queue-declarations.js';
@@ -24,7 +25,7 @@ export type { StoreFactory } from './harness.js';
  *
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
- * leases), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
+ * leases), follow-ups.ts (follow-up jobs written with a completion), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
  * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
  * queue-declarations.ts (settings declared in code and their overrides),
@@ -36,6 +37,7 @@ export function describeStore(name: string, factory: StoreFactory): void {
     jobTests(h);
     jobAdminTests(h);
     leaseTests(h);
+    followUpTests(h);
     scheduleServiceTests(h);
     workerTests(h);
     retentionTests(h);

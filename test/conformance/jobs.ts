@@ -104,7 +104,7 @@ export function jobTests(h: Harness): void {
       const whileRunning = await store.jobInsertMany({ jobs: [newJob({ key: 'k' })], now: T0 + 2 });
       expect(whileRunning[0]).toMatchObject({ created: false, job: { id: first.id, state: 'running' } });
 
-      expect(await store.jobCompleteMany({ items: [{ id: claimed.id, token: claimed.leaseToken, result: '1' }], now: T0 + 3 })).toEqual([claimed.id]);
+      expect((await store.jobCompleteMany({ items: [{ id: claimed.id, token: claimed.leaseToken, result: '1' }], now: T0 + 3 })).completed).toEqual([claimed.id]);
       const afterFinish = await store.jobInsertMany({ jobs: [newJob({ key: 'k' })], now: T0 + 4 });
       expect(afterFinish[0]!.created).toBe(true);
       expect(afterFinish[0]!.job.id).not.toBe(first.id);

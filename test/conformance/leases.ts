@@ -6,7 +6,7 @@ const anError = (attempt: number, time: number): StoredError => ({ attempt, time
 
 /** Each fenced write, as a call with a given token at a given time. */
 const fencedWrites: Array<[string, (store: Store, id: number, token: number, now: number) => Promise<boolean>]> = [
-  ['jobCompleteMany', async (s, id, token, now) => (await s.jobCompleteMany({ items: [{ id, token, result: '"late"' }], now })).includes(id)],
+  ['jobCompleteMany', async (s, id, token, now) => (await s.jobCompleteMany({ items: [{ id, token, result: '"late"' }], now })).completed.includes(id)],
   ['jobCompleteAndClaim', async (s, id, token, now) => (await s.jobCompleteAndClaim({ items: [{ id, token, result: '"late"' }], workerId: 'c', tasks: ['none'], queues: ['default'], limit: 1, leaseMs: 1000, now })).completed.includes(id)],
   ['jobFail (retry)', (s, id, token, now) => s.jobFail({ id, token, error: anError(1, now), retryAt: now + 1000, now })],
   ['jobFail (final)', (s, id, token, now) => s.jobFail({ id, token, error: anError(1, now), retryAt: null, now })],
@@ -39,7 +39,7 @@ export function leaseTests(h: Harness): void {
     it.each(fencedWrites.filter(([name]) => name !== 'leaseExtendMany'))('%s on a job that is no longer running is refused', async (_name, write) => {
       const { store } = await h.setup();
       const job = await running(store);
-      expect(await store.jobCompleteMany({ items: [{ id: job.id, token: job.leaseToken, result: '1' }], now: T0 + 1 })).toEqual([job.id]);
+      expect(await store.jobCompleteMany({ items: [{ id: job.id, token: job.leaseToken, result: '1' }], now: T0 + 1 })).toEqual({ completed: [job.id], enqueued: [] });
       const before = await get(store, job.id);
       expect(await write(store, job.id, job.leaseToken, T0 + 2)).toBe(false);
       expect(await get(store, job.id)).toEqual(before);
@@ -54,12 +54,13 @@ export function leaseTests(h: Harness): void {
         items: [{ id: x.id, token: x.leaseToken, result: '{"ok":1}' }, { id: lostId, token: stale, result: '0' }, { id: y.id, token: y.leaseToken, result: '"two"' }],
         now: T0 + 4000,
       });
-      expect([...done].sort((a, b) => a - b)).toEqual([x.id, y.id]);
+      expect([...done.completed].sort((a, b) => a - b)).toEqual([x.id, y.id]);
+      expect(done.enqueued).toEqual([]);
       expect(await get(store, x.id)).toMatchObject({ state: 'completed', result: { ok: 1 }, leaseOwner: null, leaseExpiresAt: null });
       expect(ms((await get(store, x.id)).finishedAt)).toBe(T0 + 4000);
       expect((await get(store, y.id)).result).toBe('two');
       expect((await get(store, lostId)).state).toBe('running');
-      expect(await store.jobCompleteMany({ items: [], now: T0 })).toEqual([]);
+      expect(await store.jobCompleteMany({ items: [], now: T0 })).toEqual({ completed: [], enqueued: [] });
     });
 
     it('jobCompleteAndClaim completes the held items as jobCompleteMany does, then claims as jobClaim does', async () => {
@@ -88,7 +89,7 @@ export function leaseTests(h: Harness): void {
         .toMatchObject({ completed: [], claimed: [{ id: next[2]!.id }] });
       const held = claimed[0]!;
       expect(await store.jobCompleteAndClaim({ items: [{ id: held.id, token: held.leaseToken, result: '2' }], workerId: 'w2', tasks: ['x'], queues: ['default'], limit: 5, leaseMs: 5000, now: T0 + 4002 }))
-        .toEqual({ completed: [held.id], claimed: [] });
+        .toEqual({ completed: [held.id], enqueued: [], claimed: [] });
       expect((await get(store, held.id)).result).toBe(2);
     });
 

@@ -62,7 +62,7 @@ export function queueOpsTests(h: Harness): void {
       const { store } = await h.setup();
       const job = await running(store, { queue: 'mail' });
       await store.queueSetPaused({ name: 'mail', paused: true, now: T0 + 1 });
-      expect(await store.jobCompleteMany({ items: [{ id: job.id, token: job.leaseToken, result: '1' }], now: T0 + 2 })).toEqual([job.id]);
+      expect((await store.jobCompleteMany({ items: [{ id: job.id, token: job.leaseToken, result: '1' }], now: T0 + 2 })).completed).toEqual([job.id]);
     });
 
     it('a queue paused before its first job: the job waits; resuming a queue never paused changes nothing', async () => {

@@ -35,7 +35,7 @@ export function timelineTests(h: Harness): void {
       const c = await claimOne(store, { workerId: 'c', now: T0 + 5300 });
       expect(await store.jobRelease({ leases: [{ id: c.id, token: c.leaseToken }], now: T0 + 5310, runAt: T0 + 5320, cause: 'snooze' })).toEqual([c.id]);
       const d = await claimOne(store, { workerId: 'd', now: T0 + 5320 });
-      expect(await store.jobCompleteMany({ items: [{ id: d.id, token: d.leaseToken, result: '1' }], now: T0 + 5400 })).toEqual([d.id]);
+      expect((await store.jobCompleteMany({ items: [{ id: d.id, token: d.leaseToken, result: '1' }], now: T0 + 5400 })).completed).toEqual([d.id]);
 
       const r = await record(store, a.id);
       expect(r.events).toEqual([

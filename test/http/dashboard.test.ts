@@ -83,12 +83,16 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await claimed;
     await waitForEvent(worker, 'job:progress', (e) => e.job.id === job.id);
 
+    const requests: string[] = [];
+    page.on('request', (request) => requests.push(new URL(request.url()).pathname + new URL(request.url()).search));
     await open(page, url, `#/jobs/${job.id}`);
-    // Progress arrives through /api/events → re-fetch, without a reload.
+    // Progress arrives through the job's own stream (/api/events?job=ID), without a reload or a re-fetch.
     const first = await waitForProgressAbove(page, '#job-progress', 0);
     expect(await waitForProgressAbove(page, '#job-progress', first)).toBeGreaterThan(first);
     await expect.poll(() => page.locator('#job-state').getAttribute('data-state')).toBe('running');
     expect(await page.locator('#job-lease').textContent()).toBe(worker.id);
+    expect(requests.filter((path) => path === `/api/events?job=${job.id}`)).toHaveLength(1);
+    expect(requests.filter((path) => path === `/api/jobs/${job.id}`)).toHaveLength(1); // fetched once; the stream did the rest
 
     const cancelled = waitForEvent(worker, 'job:cancelled', (e) => e.job.id === job.id);
     await page.click('button[data-action="cancel"]');

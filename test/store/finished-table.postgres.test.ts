@@ -64,7 +64,7 @@ describe('finished jobs in jobs_finished (PostgreSQL)', () => {
     const claimed = await store.jobClaim({ workerId: 'w', tasks: ['t'], queues: ['default'], limit: 10, leaseMs: 60_000, now });
     expect(claimed).toHaveLength(6);
     const token = (id: number) => claimed.find((c) => c.id === id)!.leaseToken;
-    expect(await store.jobCompleteMany({ items: [{ id: completed!, token: token(completed!), result: '"ok"' }], now })).toEqual([completed]);
+    expect((await store.jobCompleteMany({ items: [{ id: completed!, token: token(completed!), result: '"ok"' }], now })).completed).toEqual([completed]);
     expect(await store.jobFail({ id: failed!, token: token(failed!), error: { attempt: 1, time: now, message: 'boom', stack: null }, retryAt: null, now })).toBe(true);
     await store.jobCancel({ id: cancelledRunning!, reason: 'running cancel', now });
     expect(await store.jobFinishCancelled({ id: cancelledRunning!, token: token(cancelledRunning!), now })).toBe(true);

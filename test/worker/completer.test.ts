@@ -34,9 +34,9 @@ describe('Completer', () => {
       expect((await Promise.all(claimed.map((j) => baton.getJob(j.id)))).map((j) => j.state)).toEqual(['running', 'running', 'running']);
 
       completer.detach();
-      expect(await Promise.all(pending)).toEqual([true, true]);
+      expect(await Promise.all(pending)).toEqual([[], []]);
       // After detach no flush asks combine: the third is written by itself.
-      expect(await complete(2)).toBe(true);
+      expect(await complete(2)).toEqual([]);
       expect(flushes).toBe(1);
       expect((await Promise.all(claimed.map((j) => baton.getJob(j.id)))).map((j) => [j.state, j.result])).toEqual([['completed', 0], ['completed', 1], ['completed', 2]]);
     } finally {
@@ -44,7 +44,7 @@ describe('Completer', () => {
     }
   });
 
-  it('take() hands the pending completions to the caller; settle() resolves each by whether it was written', async () => {
+  it('take() hands the pending completions to the caller; settle() resolves each with its follow-ups when written, null when not', async () => {
     const { url } = tempDatabase();
     const noop = defineTask('noop', { handler: async () => undefined });
     const baton = await openBaton({ database: url });
@@ -57,8 +57,8 @@ describe('Completer', () => {
       const taken = completer.take();
       expect(taken.items.map((i) => i.id)).toEqual(claimed.map((j) => j.id));
       // The caller's write completed only the first (the second's lease was lost).
-      taken.settle([claimed[0]!.id]);
-      expect(await Promise.all(pending)).toEqual([true, false]);
+      taken.settle({ completed: [claimed[0]!.id], enqueued: [] });
+      expect(await Promise.all(pending)).toEqual([[], null]);
       // Nothing is left for a flush: detach writes nothing more.
       completer.detach();
       await nextTurn();

@@ -113,7 +113,7 @@ describe('C08 (store): every write about a running job is fenced by the lease to
     const before = await baton.getJob(job.id);
     const old = { id: job.id, token: first!.leaseToken };
     const error = { attempt: 1, time: t0 + 1100, message: 'late failure', stack: null };
-    expect(await store.jobCompleteMany({ items: [{ ...old, result: '"late"' }], now: t0 + 1100 })).toEqual([]);
+    expect((await store.jobCompleteMany({ items: [{ ...old, result: '"late"' }], now: t0 + 1100 })).completed).toEqual([]);
     expect(await store.jobFail({ ...old, error, retryAt: t0 + 5000, now: t0 + 1100 })).toBe(false);
     expect(await store.jobFail({ ...old, error, retryAt: null, now: t0 + 1100 })).toBe(false);
     expect(await store.jobCheckpoint({ ...old, checkpoint: '{"step":99}' })).toBe(false);
@@ -137,9 +137,9 @@ describe('C08 (store): every write about a running job is fenced by the lease to
         ],
         now: t0 + 1300,
       }),
-    ).toEqual([job.id]);
+    ).toEqual({ completed: [job.id], enqueued: [] });
     // Once completed, neither token writes again.
-    expect(await store.jobCompleteMany({ items: [{ ...current, result: '"again"' }], now: t0 + 1400 })).toEqual([]);
+    expect((await store.jobCompleteMany({ items: [{ ...current, result: '"again"' }], now: t0 + 1400 })).completed).toEqual([]);
     expect(await store.jobFail({ ...current, error, retryAt: null, now: t0 + 1400 })).toBe(false);
 
     const after = await baton.getJob(job.id);

@@ -32,7 +32,7 @@ describe('a waiting run aborted before a slot frees for it', () => {
       events.on('job:started', (e) => started.push(e.job.id));
       const logger = testLogger();
       const run = new JobRun(claimed!, task, {
-        store, completer: new Completer(store, systemClock, logger), clock: systemClock, logger, events, workerId: 'w', tracing: await loadTracing(),
+        store, completer: new Completer(store, systemClock, logger), clock: systemClock, logger, events, workerId: 'w', tracing: await loadTracing(), client: { api: baton, prepare: () => Promise.reject(new Error('no follow-ups here')), enqueued: () => undefined },
         payloadLimit: 1_000_000, progressInterval: 1_000, abortGrace: 1_000, cancelGrace: 1_000, stopDeadline: () => Number.POSITIVE_INFINITY,
       }, true);
       run.abort(new CancelledError('not needed'));

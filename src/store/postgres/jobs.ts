@@ -3,7 +3,8 @@ import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary, type Transac
 import { END_ATTEMPT } from '../constants.js';
 import { hasKeyStrategy } from '../key-strategies.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
-import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
+import { followUpsOf, hasFollowUps } from '../follow-ups.js';
+import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, moveJobs, RETRIED } from './move.js';
 import { applyKeyStrategies } from './key-strategies.js';
@@ -122,37 +123,64 @@ const claimValues = (p: StoreParams<'jobClaim'>): unknown[] =>
 const inClaimOrder = (rows: JobRow[]): ClaimedJob[] =>
   rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
 
+/** jobClaim's statement: `$1` now, then {@link claimValues}. */
+const CLAIM = 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)';
+
 export async function jobClaim(ctx: PgContext, p: StoreParams<'jobClaim'>): Promise<ClaimedJob[]> {
   // One round trip: the function (migration 11) locks the served queues that have a
   // concurrency limit, then claims in a statement of its own that counts their running
   // jobs, so concurrent claimers never go over a limit.
-  return inClaimOrder(await ctx.query<JobRow>('claim', 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)', [date(p.now), ...claimValues(p)]));
+  return inClaimOrder(await ctx.query<JobRow>('claim', CLAIM, [date(p.now), ...claimValues(p)]));
 }
 
 /**
  * The completion of a batch (`$1` ids, `$2` tokens, `$3` results, `$4` now): the CTEs
  * `completed_taken` and `completed`, moving each job still running under its token
- * to `jobs_finished` (the statement names ASYNC_COMMIT's CTE first).
+ * to `jobs_finished`. With `asyncCommit` the statement names ASYNC_COMMIT's CTE first
+ * (a batch without follow-ups); without, it commits durably (it enqueues follow-ups).
  */
-const COMPLETE = moveJobs({
+const completion = (asyncCommit: boolean) => moveJobs({
   name: 'completed',
   from: 'jobs',
-  using: 'unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result), async_commit',
+  using: `unnest($1::bigint[], $2::int[], $3::text[]) AS c(id, token, result)${asyncCommit ? ', async_commit' : ''}`,
   where: "j.id = c.id AND j.lease_token = c.token AND j.state = 'running'",
   set: { state: "'completed'", result: 'c.result::json', finished_at: '$4::timestamptz', ...ENDED_ATTEMPT },
   returning: 'id',
 });
+const COMPLETE = completion(true);
+const COMPLETE_DURABLE = `WITH ${completion(false)} SELECT id FROM completed`;
 
 const completeValues = ({ items, now }: StoreParams<'jobCompleteMany'>): unknown[] => [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.result), date(now)];
 
-export async function jobCompleteMany(ctx: PgContext, p: StoreParams<'jobCompleteMany'>): Promise<number[]> {
-  if (p.items.length === 0) return [];
+export async function jobCompleteMany(ctx: PgContext, p: StoreParams<'jobCompleteMany'>): Promise<CompletedJobs> {
+  if (p.items.length === 0) return { completed: [], enqueued: [] };
+  if (hasFollowUps(p.items)) return ctx.transaction((db) => completeWithFollowUps(ctx, db, p));
   const rows = await ctx.query<{ id: string }>('complete_many', `WITH ${ASYNC_COMMIT}, ${COMPLETE} SELECT id FROM completed`, completeValues(p));
-  return rows.map((r) => Number(r.id));
+  return { completed: rows.map((r) => Number(r.id)), enqueued: [] };
 }
 
-export async function jobCompleteAndClaim(ctx: PgContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<{ completed: number[]; claimed: ClaimedJob[] }> {
-  if (p.items.length === 0) return { completed: [], claimed: await jobClaim(ctx, p) };
+/**
+ * A batch with follow-ups, in the caller's transaction `db`: the completion (committed
+ * durably, as an enqueue is), then the follow-ups of the items it completed, inserted
+ * as jobInsertMany inserts them.
+ */
+async function completeWithFollowUps(ctx: PgContext, db: TransactionClient, p: StoreParams<'jobCompleteMany'>): Promise<CompletedJobs> {
+  const completed = ((await db.query(ctx.sql(COMPLETE_DURABLE), completeValues(p))).rows as Array<{ id: string }>).map((r) => Number(r.id));
+  const followUps = followUpsOf(p.items, completed);
+  if (followUps.jobs.length === 0) return { completed, enqueued: [] };
+  return { completed, enqueued: followUps.split(await jobInsertMany(ctx, { jobs: followUps.jobs, now: p.now, client: db })) };
+}
+
+export async function jobCompleteAndClaim(ctx: PgContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<CompletedJobs & { claimed: ClaimedJob[] }> {
+  if (p.items.length === 0) return { completed: [], enqueued: [], claimed: await jobClaim(ctx, p) };
+  if (hasFollowUps(p.items)) {
+    // Three statements in one transaction: the completion, the follow-ups, then the claim, which sees both.
+    return ctx.transaction(async (db) => {
+      const done = await completeWithFollowUps(ctx, db, p);
+      const claimed = (await db.query(ctx.sql(CLAIM), [date(p.now), ...claimValues(p)])).rows as JobRow[];
+      return { ...done, claimed: inClaimOrder(claimed) };
+    });
+  }
   // One statement: the completion's CTEs, then claim_jobs as a lateral function of their
   // result (its `now` is read from it), so it runs after them; a volatile function's
   // statements see what the calling statement wrote before them (SPI increments the
@@ -166,6 +194,7 @@ export async function jobCompleteAndClaim(ctx: PgContext, p: StoreParams<'jobCom
   [...completeValues(p), ...claimValues(p)]);
   return {
     completed: (rows[0]?.completed_ids ?? []).map(Number),
+    enqueued: [],
     claimed: inClaimOrder(rows.filter((r) => r.id !== null)),
   };
 }

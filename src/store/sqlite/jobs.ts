@@ -2,7 +2,8 @@ import { ConfigError, ConflictError } from '../../errors.js';
 import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary } from '../../job/types.js';
 import { END_ATTEMPT } from '../constants.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
-import type { CancelOutcome, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
+import { followUpsOf, hasFollowUps } from '../follow-ups.js';
+import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
@@ -54,6 +55,11 @@ function insertJobs(ctx: SqliteContext, jobs: NewJob[], now: number, out: Insert
 
 export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: StoreParams<'jobInsertMany'>): Promise<InsertedJob[]> {
   if (client) throw new ConfigError('transactional enqueue ({ client }) needs the PostgreSQL driver; on SQLite enqueue without it');
+  return insertMany(ctx, jobs, now);
+}
+
+/** jobInsertMany in the caller's write transaction, or one of its own. */
+function insertMany(ctx: SqliteContext, jobs: NewJob[], now: number): InsertedJob[] {
   const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
   return ctx.transaction(() => {
     const out: InsertedJob[] = [];
@@ -211,19 +217,23 @@ const CLAIM_FLOW = `WITH RECURSIVE served(queue, room) AS (
     WHERE id IN (SELECT id FROM ranked WHERE room IS NULL OR n <= room ORDER BY turn, priority, run_at, id LIMIT @limit)
     RETURNING *`;
 
-export async function jobCompleteMany(ctx: SqliteContext, p: StoreParams<'jobCompleteMany'>): Promise<number[]> {
-  return complete(ctx, p);
+export async function jobCompleteMany(ctx: SqliteContext, p: StoreParams<'jobCompleteMany'>): Promise<CompletedJobs> {
+  // Without follow-ups the completion is one statement, atomic by itself.
+  return hasFollowUps(p.items) ? ctx.transaction(() => complete(ctx, p)) : complete(ctx, p);
 }
 
-export async function jobCompleteAndClaim(ctx: SqliteContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<{ completed: number[]; claimed: ClaimedJob[] }> {
-  // One write transaction, one commit; the claim reads the completions it follows.
-  return ctx.transaction(() => ({ completed: complete(ctx, p), claimed: claim(ctx, p) }));
+export async function jobCompleteAndClaim(ctx: SqliteContext, p: StoreParams<'jobCompleteAndClaim'>): Promise<CompletedJobs & { claimed: ClaimedJob[] }> {
+  // One write transaction, one commit; the claim reads the completions (and follow-ups) it follows.
+  return ctx.transaction(() => ({ ...complete(ctx, p), claimed: claim(ctx, p) }));
 }
 
-/** jobCompleteMany's one statement. */
-function complete(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): number[] {
-  if (items.length === 0) return [];
-  return ctx.sql(COMPLETE).pluck().all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as number[];
+/** jobCompleteMany's statement, then the completed items' follow-ups (in the caller's transaction when there are any). */
+function complete(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): CompletedJobs {
+  if (items.length === 0) return { completed: [], enqueued: [] };
+  const completed = ctx.sql(COMPLETE).pluck().all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as number[];
+  if (!hasFollowUps(items)) return { completed, enqueued: [] };
+  const followUps = followUpsOf(items, completed);
+  return { completed, enqueued: followUps.split(insertMany(ctx, followUps.jobs, now)) };
 }
 
 /** {@link complete}'s statement: the jobs of @items, a JSON array of [id, token, result], completed at @now. */

@@ -5,7 +5,8 @@
 // API next to this page (relative URLs, so the app may be mounted under a prefix).
 // Live: /api/events (Server-Sent Events, read with fetch so the bearer token can be
 // sent) → each `change` event re-fetches the visible view; while that stream is down,
-// the view is polled every few seconds instead.
+// the view is polled every few seconds instead. The job page follows its own job's
+// stream (/api/events?job=ID) instead: it is fetched once and updated from the events.
 //
 // Payloads, results, errors and every other value from the API are user data: they
 // reach the page only through text nodes (`textContent` / createTextNode) and
@@ -13,6 +14,7 @@
 
 const TOKEN_KEY = 'baton.token';
 const STATES = ['queued', 'running', 'completed', 'failed', 'cancelled'];
+const TERMINAL = ['completed', 'failed', 'cancelled'];
 const PAGE = 50;
 const MAX_LIMIT = 500;
 const POLL_MS = 3000;
@@ -640,26 +642,86 @@ const jobsView = {
   },
 };
 
-/** One job: payload, result, progress, checkpoint, attempts' errors, timeline, lease. */
+/**
+ * One job: payload, result, progress, checkpoint, attempts' errors, timeline, lease.
+ * Live through its own stream (/api/events?job=ID): fetched once, then each `job` event
+ * merges what changed into the page's copy, which is redrawn; nothing is re-fetched
+ * while the stream is up. The stream ends when the job does (`end`); a finished job is
+ * re-fetched after an action (retry) or by the slow timer, and followed again if it runs.
+ */
 const jobView = {
   title: 'Job',
   nav: 'jobs',
+  /** Kept current by its own stream: the overview's `change` events do not re-fetch it. */
+  ownEvents: true,
   mount(root, params) {
     this.id = params.get('id');
     this.body = h('div');
+    this.job = null;
+    this.follow = null;
     root.append(this.body);
   },
+  unmount() {
+    this.follow?.abort();
+    this.follow = null;
+  },
   async refresh() {
-    let job;
-    try {
-      job = await api(`api/jobs/${encodeURIComponent(this.id)}`);
-    } catch (error) {
-      if (error.status === 404) {
-        this.body.replaceChildren(h('h1', {}, `Job #${this.id}`), h('div', { class: 'panel empty' }, error.message));
-        return;
+    if (!this.job || !this.follow) {
+      let job;
+      try {
+        job = await api(`api/jobs/${encodeURIComponent(this.id)}`);
+      } catch (error) {
+        if (error.status === 404) {
+          this.job = null;
+          this.body.replaceChildren(h('h1', {}, `Job #${this.id}`), h('div', { class: 'panel empty' }, error.message));
+          return;
+        }
+        throw error;
       }
-      throw error;
+      this.job = job;
+      if (!this.follow && !TERMINAL.includes(job.state)) this.followJob();
     }
+    this.render(this.job);
+  },
+  /** Opens the job's stream; its events update `this.job` and redraw. When it drops (not ended), the page re-fetches and follows again. */
+  followJob() {
+    const controller = new AbortController();
+    this.follow = controller;
+    let ended = false;
+    const redraw = () => current === this && refreshSoon();
+    readEvents(`api/events?job=${encodeURIComponent(this.id)}`, controller.signal, {
+      onEvent: (event, data) => {
+        if (event === 'job' && this.job && data) {
+          Object.assign(this.job, data.job);
+          if (data.timeline) this.job.timeline = data.timeline;
+          redraw();
+        } else if (event === 'end') {
+          ended = true;
+        }
+      },
+    })
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.follow !== controller) return;
+        this.follow = null;
+        // Ended (terminal, or deleted: the re-fetch shows it) or dropped: read it again.
+        if (!controller.signal.aborted) setTimeout(redraw, ended ? 0 : 1000);
+      });
+  },
+  /**
+   * The job's action buttons, the same elements across redraws while what they depend on
+   * is unchanged: a redraw for each event (progress, many a second) must not replace a
+   * button under the pointer.
+   */
+  actionsFor(job) {
+    const key = JSON.stringify([job.state, job.view, job.cancelRequestedAt, job.runAt]);
+    if (this.actionsKey !== key) {
+      this.actionsKey = key;
+      this.actions = jobActions(job);
+    }
+    return this.actions;
+  },
+  render(job) {
     document.title = `Baton · job #${job.id}`;
     const view = viewOf(job);
     const errors = job.errors ?? [];
@@ -685,7 +747,7 @@ const jobView = {
     const took = job.startedAt && job.finishedAt ? ` · last attempt took ${duration(new Date(job.finishedAt) - new Date(job.startedAt))}` : '';
 
     this.body.replaceChildren(
-      h('h1', {}, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', `#${job.id}`, h('span', { class: 'mono' }, job.task), h('span', { id: 'job-state', 'data-state': job.state }, badge(view)), jobActions(job)),
+      h('h1', {}, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', `#${job.id}`, h('span', { class: 'mono' }, job.task), h('span', { id: 'job-state', 'data-state': job.state }, badge(view)), this.actionsFor(job)),
       h('div', { class: 'panel' }, h('h2', { style: undefined }, 'Progress'), progressBar(job, true), h('span', { class: 'muted' }, runningFor || took)),
       h(
         'div',
@@ -859,6 +921,7 @@ function route() {
 }
 
 function show() {
+  current?.unmount?.();
   const { view, params } = route();
   const main = document.getElementById('view');
   main.replaceChildren();
@@ -907,7 +970,50 @@ function setLive(on) {
   el.className = on ? 'live on' : 'live off';
 }
 
-/** Reads /api/events with fetch (EventSource cannot send Authorization); reconnects with backoff. */
+/**
+ * Reads the Server-Sent Events at `path` with fetch (EventSource cannot send
+ * Authorization) until the server ends the stream: `onOpen()` once connected,
+ * `onEvent(event, data)` for each event (`data` parsed as JSON, null when it is not).
+ * Rejects when it cannot connect, the stream drops, or `signal` aborts.
+ */
+async function readEvents(path, signal, { onOpen, onEvent }) {
+  const res = await fetch(apiUrl(path), { headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal });
+  if (!res.ok || !res.body) throw new Error(`${path}: ${res.status}`);
+  onOpen?.();
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer = (buffer + value).replace(/\r\n/g, '\n');
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const parsed = parseEvent(block);
+      if (parsed) onEvent(parsed.event, parsed.data);
+    }
+  }
+}
+
+/** One event block → { event, data }; null for a comment alone (a heartbeat). */
+function parseEvent(block) {
+  let event = 'message';
+  const data = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue; // heartbeat comment
+    if (line.startsWith('event:')) event = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  if (data.length === 0) return null;
+  try {
+    return { event, data: JSON.parse(data.join('\n')) };
+  } catch {
+    return { event, data: null };
+  }
+}
+
+/** Reads /api/events; reconnects with backoff. Each `change` re-fetches the visible view (unless it follows its own stream). */
 async function connectEvents() {
   eventsAbort?.abort();
   const controller = new AbortController();
@@ -915,23 +1021,15 @@ async function connectEvents() {
   let backoff = 500;
   while (!controller.signal.aborted) {
     try {
-      const res = await fetch(apiUrl('api/events'), { headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal: controller.signal });
-      if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
-      setLive(true);
-      backoff = 500;
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer = (buffer + value).replace(/\r\n/g, '\n');
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          onEventBlock(block);
-        }
-      }
+      await readEvents('api/events', controller.signal, {
+        onOpen: () => {
+          setLive(true);
+          backoff = 500;
+        },
+        onEvent: (event) => {
+          if (event === 'change' && !current?.ownEvents) refreshSoon();
+        },
+      });
     } catch {
       // Dropped, refused or aborted: poll until the stream is back.
     }
@@ -940,15 +1038,6 @@ async function connectEvents() {
     await new Promise((resolve) => setTimeout(resolve, backoff));
     backoff = Math.min(backoff * 2, 10_000);
   }
-}
-
-function onEventBlock(block) {
-  let event = 'message';
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue; // heartbeat comment
-    if (line.startsWith('event:')) event = line.slice(6).trim();
-  }
-  if (event === 'change') refreshSoon();
 }
 
 // ---------------------------------------------------------------- token
