@@ -126,8 +126,9 @@ describe('ctx.checkpoint', () => {
         return 'attempt 1';
       },
     });
-    // Long lease, slow heartbeat: only the test makes the lease go away.
-    const worker = baton.worker({ tasks: [taken], concurrency: 2, leaseTtl: 60_000, heartbeatInterval: 30_000, pollInterval: 20 });
+    // Long lease, slow heartbeat: only the test makes the lease go away. One slot, held by
+    // attempt 1: the rescued job keeps its runAt (due at once), and only \`other\` may claim it.
+    const worker = baton.worker({ tasks: [taken], concurrency: 1, leaseTtl: 60_000, heartbeatInterval: 30_000, pollInterval: 20 });
     await worker.start();
     const checkpointed = waitForEvent(worker, 'job:checkpoint');
     const job = await baton.enqueue(taken, null);
