@@ -340,6 +340,8 @@ function unservedWarnings(queues) {
       ),
     ),
   );
+}
+
 /**
  * For a queue declared in code (defineQueue): where a setting in force comes from,
  * ` (code)` or ` (override)`; '' for a queue not declared in code or a setting set nowhere.
