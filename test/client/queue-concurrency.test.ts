@@ -92,7 +92,7 @@ describe('queue concurrency limits', () => {
     expect(set).toMatchObject({ code: 0 });
     expect(set.stdout).toContain('queue mail: at most 3 running at once across the fleet');
     const listed = await runCli(['queues', ...d]);
-    expect(listed.stdout).toMatch(/mail\s+active\s+1\s+0\/3/);
+    expect(listed.stdout).toMatch(/mail\s+active\s+1\s+\S+\s+0\/3/);
     const cleared = await runCli(['queue', 'limit', 'mail', 'none', '--json', ...d]);
     expect(JSON.parse(cleared.stdout)).toEqual({ queue: 'mail', concurrency: null, changed: true });
   });

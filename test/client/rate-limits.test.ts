@@ -104,7 +104,7 @@ describe('queue rate limits', () => {
     expect(set.stdout).toContain('queue mail: at most 10 starts per 1000 ms across the fleet');
     expect((await runCli(['queue', 'rate', 'mail', '2', '500', '--per-key', ...d])).stdout).toContain('queue mail (each key): at most 2 starts per 500 ms');
     const listed = await runCli(['queues', ...d]);
-    expect(listed.stdout).toMatch(/mail\s+active\s+1\s+0\s+0\/10 per 1000ms, key 0\/2 per 500ms/);
+    expect(listed.stdout).toMatch(/mail\s+active\s+1\s+\S+\s+0\s+0\/10 per 1000ms, key 0\/2 per 500ms/);
     const cleared = await runCli(['queue', 'rate', 'mail', 'none', '--json', ...d]);
     expect(JSON.parse(cleared.stdout)).toEqual({ queue: 'mail', perKey: false, rate: null, changed: true });
   });

@@ -35,7 +35,7 @@ export function enqueueCommand(): Command {
     .description('enqueue a job and print it')
     .argument('<task>', 'task name')
     .option('--payload <json>', 'payload as JSON; @FILE reads it from FILE, - from stdin (default: null)')
-    .option('--queue <name>', 'queue (default: default)')
+    .option('--queue <name>', "queue (default: the task's own queue when --tasks declares one, else default)")
     .option('--priority <n>', 'lower runs first, -1000000..1000000 (default: 0)', anyInteger)
     .option('--delay <ms>', 'run no earlier than this many ms from now (up to 9999-12-31T23:59:59.999Z)', anyInteger)
     .option('--run-at <iso>', 'run no earlier than this time: ISO 8601 with Z or an offset, or a date (UTC midnight); 1970-01-01..9999-12-31', isoDate)
