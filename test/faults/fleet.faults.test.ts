@@ -251,7 +251,11 @@ describe('the fleet under faults (PostgreSQL)', () => {
         // The faults landed mid-run and did what they should.
         expect(killedAndRerun).toBeGreaterThan(0); // W1 died with jobs in flight, and they ran again elsewhere
         const summary = stopped.summary as { finished: number; released: number; abandoned: number };
-        expect(summary.released).toBe(extraReleased); // every release is a hand-off the ledger shows
+        // Every run the ledger shows unfinished in W2 was handed back; beside them, the jobs of a
+        // claim still in flight when the stop began are released without having started (no
+        // ledger run): at most one claim's worth, W2's concurrency.
+        expect(summary.released).toBeGreaterThanOrEqual(extraReleased);
+        expect(summary.released - extraReleased).toBeLessThanOrEqual(WORKER.concurrency);
         expect(summary.abandoned).toBe(0);
         expect(timeline.restart).toBeLessThan(JOBS);
         expect(ledger.rows().some((r) => r.startedAt > restartEnded)).toBe(true); // work went on after the restart
