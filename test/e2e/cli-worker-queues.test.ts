@@ -23,7 +23,10 @@ describe('baton worker --queue NAME=SLOTS', () => {
     expect(workerQueues(['emails', 'reports'])).toEqual(['emails', 'reports']);
     expect(workerQueues(['emails=10', 'reports=2'])).toEqual({ emails: 10, reports: 2 });
     expect(workerQueues(['a=b=3'])).toEqual({ 'a=b': 3 });
-    expect(workerQueues(['a=b'])).toEqual(['a=b']); // not digits: a name holding "="
+    // A value with "=" must end in whole-number slots: a typo is refused, not taken for a queue's name.
+    for (const bad of ['a=b', 'emails=abc', 'emails=-1', 'emails=1.5', 'emails=', '=5']) {
+      expect(() => workerQueues([bad]), bad).toThrow(/is not NAME=SLOTS/);
+    }
     expect(() => workerQueues(['emails=10', 'reports'])).toThrow(UsageError);
     expect(() => workerQueues(['emails=10', 'reports'])).toThrow(/give slots for every queue or for none .* "reports" has none/);
     expect(() => workerQueues(['emails=10', 'emails=2'])).toThrow(/queue "emails" is given twice/);

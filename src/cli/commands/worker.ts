@@ -41,10 +41,14 @@ function retentionFlag(value: string, previous: StateRetention = {}): StateReten
 /**
  * The worker's `queues` from the repeated `--queue` values: names (`--queue emails`: one
  * pool) or, when every value is NAME=SLOTS (`--queue emails=10 --queue reports=2`), the
- * slots per queue. A name may itself hold "=" when its value is not followed by digits only.
- * @throws UsageError (exit 2) when some values give slots and others do not, or a queue is given twice
+ * slots per queue. A value holding "=" is NAME=SLOTS (a queue whose name holds "=" is
+ * given as NAME=SLOTS too: `a=b=3`), so `emails=abc` or `emails=` is refused rather than
+ * taken for a queue of that name.
+ * @throws UsageError (exit 2) when a value with "=" does not end in whole-number slots, some values give slots and others do not, or a queue is given twice
  */
 export function workerQueues(values: string[]): string[] | Record<string, number> {
+  const bad = values.find((value) => value.includes('=') && !/^.+=\d+$/.test(value));
+  if (bad !== undefined) throw new UsageError(`--queue: ${JSON.stringify(bad)} is not NAME=SLOTS (SLOTS a whole number, e.g. --queue emails=10)`);
   const parsed = values.map((value) => /^(.+)=(\d+)$/.exec(value));
   if (parsed.every((m) => m === null)) return values;
   if (parsed.some((m) => m === null)) {
