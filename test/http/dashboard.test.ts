@@ -441,8 +441,14 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await row.locator('button[data-action="set-limit"]').click();
     await waitForText(page, '#flash', 'Queue default: no limit');
     expect((await baton.queues.list()).find((q) => q.name === 'default')?.concurrency).toBeNull();
+    // A field the operator has focused survives a live refresh, which rebuilds the table
+    // (here: a job enqueued elsewhere, on a queue no worker serves), with its focus: what
+    // is typed next lands in it.
+    await row.locator('input[data-limit-input="default"]').focus();
+    await baton.enqueue('hash', { n: 2 }, { queue: 'parked' });
+    await page.waitForSelector('tr[data-queue="parked"]');
     // A limit the server refuses (0) is reported, and nothing changes.
-    await row.locator('input[data-limit-input="default"]').fill('0');
+    await page.keyboard.type('0');
     await row.locator('button[data-action="set-limit"]').click();
     await waitForText(page, '#flash', 'Set limit failed');
     await waitForText(page, '#flash', 'invalid queue concurrency');

@@ -261,6 +261,21 @@ function flash(message, ok = false) {
  * flight. `done` is the message on success, or a function of the response that
  * returns it; `after` runs once the call ended, either way.
  */
+/**
+ * Makes `inputs` a draft from the moment one takes focus (`keep`), so a live refresh, which
+ * rebuilds the table, neither replaces a field the operator is about to type in nor drops
+ * its focus; focus alone, with nothing typed, stops being a draft when it leaves (`drop`).
+ */
+function keepAsDraft(inputs, keep, drop) {
+  const typed = () => inputs.some((input) => input.validity.badInput || input.value !== input.dataset.shown);
+  for (const input of inputs) {
+    input.dataset.shown ??= input.value; // the value it was built with, kept across rebuilds
+    input.onfocus = keep;
+    input.oninput = keep;
+    input.onblur = () => { if (!typed()) drop(); };
+  }
+}
+
 function actionButton(label, path, { kind, action, done, body, after, method = 'POST' } = {}) {
   const button = h('button', {
     class: kind,
@@ -364,6 +379,8 @@ const queuesView = {
     // takes the limit fields being typed in, limitDrafts) and swapping it in, or text typed
     // meanwhile would go to a field the swap drops.
     const [data, keysData] = await Promise.all([api('api/queues'), api('api/queues/keys?limit=10')]);
+    // Read before the build, which moves a kept draft field out of the page and so drops its focus.
+    const focused = document.activeElement;
     const queues = listOf(data, 'queues');
     const totals = Object.fromEntries(STATES.map((st) => [st, 0]));
     for (const q of queues) for (const st of STATES) totals[st] += q.counts?.[st] ?? 0;
@@ -427,14 +444,13 @@ const queuesView = {
           ),
         )
       : '';
-    const focused = document.activeElement;
     this.body.replaceChildren(cards, unservedWarnings(queues), table, busiest);
-    if (focused !== document.activeElement && focused?.isConnected) focused.focus(); // a kept limit draft
+    if (focused !== document.activeElement && focused?.isConnected) focused.focus(); // a kept draft field
   },
   /** The bulk retry awaiting confirmation: { queue, count } (kept across live refreshes), or null. */
   pending: null,
   /**
-   * Limit fields typed in but not yet set, by queue: the input elements themselves, so a
+   * Limit fields focused or typed in but not yet set, by queue: the input elements themselves, so a
    * live refresh (which rebuilds the table) keeps the operator's raw text, even text a
    * number field cannot parse, and its focus.
    */
@@ -451,8 +467,8 @@ const queuesView = {
     const limitInput = this.limitDrafts.get(q.queue) ?? h('input', {
       type: 'number', min: '1', max: '1000000', placeholder: 'no limit', 'data-limit-input': q.queue, size: '6',
       value: q.concurrency ?? '',
-      oninput: (event) => this.limitDrafts.set(q.queue, event.currentTarget),
     });
+    keepAsDraft([limitInput], () => this.limitDrafts.set(q.queue, limitInput), () => this.limitDrafts.delete(q.queue));
     const setLimit = actionButton('Set limit', `api/queues/${name}/concurrency`, {
       method: 'PUT',
       action: 'set-limit',
@@ -469,7 +485,7 @@ const queuesView = {
       limit: h('input', { type: 'number', min: '1', max: '10000', placeholder: 'no rate', 'data-rate-limit-input': q.queue, size: '5', value: q.rateLimit?.limit ?? '' }),
       period: h('input', { type: 'number', min: '1', max: '604800000', placeholder: 'per ms', 'data-rate-period-input': q.queue, size: '7', value: q.rateLimit?.periodMs ?? '' }),
     };
-    for (const input of [rateDraft.limit, rateDraft.period]) input.oninput = () => this.rateDrafts.set(q.queue, rateDraft);
+    keepAsDraft([rateDraft.limit, rateDraft.period], () => this.rateDrafts.set(q.queue, rateDraft), () => this.rateDrafts.delete(q.queue));
     const setRate = actionButton('Set rate', `api/queues/${name}/rate-limit`, {
       method: 'PUT',
       action: 'set-rate',
