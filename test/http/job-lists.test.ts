@@ -2,7 +2,7 @@
  * Job lists carry previews, not values (issue 30, item 2): `GET /api/jobs?limit=50` of
  * jobs with ~10 MB payloads stays small, and the values come whole from the job's own
  * endpoints (`GET /api/jobs/:id` and the raw downloads `/payload`, `/result`,
- * `/checkpoint`). Both drivers.
+ * `/checkpoint`; the job's answer carries a value over 64 KiB as its preview). Both drivers.
  */
 import { describe, expect, it } from 'vitest';
 import { PREVIEW_CHARS } from 'baton-jobs';
@@ -14,7 +14,8 @@ const MB = 1024 * 1024;
 describe('job lists over HTTP', () => {
   it('a page of ~10 MB jobs stays small; the job, its payload and its result download whole', async () => {
     const baton = await openBaton({ payloadLimit: 11 * MB });
-    const app = createHttpApp(baton);
+    // Values over the 4 MiB default responseLimit download with the limit raised (413 without it: see below).
+    const app = createHttpApp(baton, { responseLimit: 12 * MB });
     const payload = { blob: 'é'.repeat(5 * MB) }; // ~10 MB of JSON text
     const big = await baton.enqueue('big', payload, { queue: 'nobody' });
     await baton.enqueue('big', payload, { queue: 'nobody' });
@@ -40,8 +41,16 @@ describe('job lists over HTTP', () => {
     expect(listed.view).toBe('completed');
     expect(items.find((j) => j.task === 'small')!.payloadPreview).toMatchObject({ truncated: false });
 
-    const detail = await app.request(`/api/jobs/${big.id}`);
-    expect(((await detail.json()) as { payload: unknown }).payload).toEqual(payload);
+    // The job's own answer embeds values up to 64 KiB; a larger one comes as its preview (issue 31 item 6).
+    const detail = (await (await app.request(`/api/jobs/${withResult.id}`)).json()) as Record<string, any>;
+    expect(detail.payload).toBeNull();
+    expect(detail.payloadPreview).toEqual(listed.payloadPreview);
+    expect(detail.result).toBeNull();
+    expect(detail.resultPreview).toMatchObject({ bytes: result.length, truncated: true });
+    expect(detail).toMatchObject({ checkpoint: null, checkpointPreview: null });
+    const small = items.find((j) => j.task === 'small')!;
+    expect(((await (await app.request(`/api/jobs/${small.id}`)).json()) as Record<string, any>)).toMatchObject({ payload: { i: 19 }, payloadPreview: null });
+    expect(big.id).toBeLessThan(withResult.id);
 
     const download = await app.request(`/api/jobs/${withResult.id}/payload`);
     expect(download.status).toBe(200);
@@ -50,6 +59,10 @@ describe('job lists over HTTP', () => {
     expect(await download.text()).toBe(JSON.stringify(payload));
     expect(await (await app.request(`/api/jobs/${withResult.id}/result`)).text()).toBe(result);
     expect(await (await app.request(`/api/jobs/${withResult.id}/checkpoint`)).text()).toBe('null');
+    const refused = await createHttpApp(baton).request(`/api/jobs/${withResult.id}/payload`);
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'response_too_large', message: expect.stringMatching(/over this server's response limit of 4194304 bytes: start the server with a larger responseLimit/) });
+    expect(refused.headers.get('content-disposition')).toBeNull();
     expect((await app.request('/api/jobs/999999/payload')).status).toBe(404);
     expect((await app.request('/api/jobs/abc/payload')).status).toBe(400);
   });
