@@ -49,10 +49,11 @@ export interface HttpAppOptions {
    */
   eventsMaxClients?: number;
   /**
-   * Largest body, bytes, of a job route's answer (a list page, a job, a value download),
-   * 1024..2147483647; more → 413 (code response_too_large) rather than building it. Values over
-   * 64 KiB come as previews in a job's answer, so only a value download of a payload limit
-   * above it needs it raised. @defaultValue 4 MiB (DEFAULT_RESPONSE_LIMIT)
+   * Largest body, bytes, of a job list page or a job's answer (`GET /api/jobs`, `GET /api/jobs/:id`),
+   * 1024..2147483647; more → 413 (code response_too_large). Values there come as previews (over
+   * 64 KiB in a job's answer), so only very long error or timeline histories come near the
+   * default. A value download (`/api/jobs/:id/payload`…) is the value, at most the payload
+   * limit. @defaultValue 4 MiB (DEFAULT_RESPONSE_LIMIT)
    */
   responseLimit?: number;
   /** Serve the dashboard at `/`. @defaultValue true */

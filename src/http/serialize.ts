@@ -25,10 +25,11 @@ export const JOB_VALUES = ['payload', 'result', 'checkpoint'] as const;
 export const INLINE_VALUE_BYTES = 64 * 1024;
 
 /**
- * The largest body, bytes, the app builds for one JSON answer of the job routes (a list page,
- * a job, a value download) unless `responseLimit` says otherwise: 4 MiB. A job's answer holds at
- * most 3 × {@link INLINE_VALUE_BYTES} of values, so only thousands of long errors or timeline
- * entries come near it; a value download is at most the payload limit (1 MiB by default).
+ * The largest body, bytes, the app builds for a list page or a job (`GET /api/jobs`,
+ * `GET /api/jobs/:id`) unless `responseLimit` says otherwise: 4 MiB. A page of 1000 jobs is
+ * about 1 MB (values as previews); a job's answer holds at most 3 × {@link INLINE_VALUE_BYTES}
+ * of values, so only thousands of long errors or timeline entries come near it. (A value
+ * download is the stored value, at most the payload limit of the process that stored it.)
  */
 export const DEFAULT_RESPONSE_LIMIT = 4 * 1024 * 1024;
 
@@ -60,8 +61,8 @@ function previewOf(text: string, bytes: number): Preview {
 
 /**
  * Answers `text` (JSON) when it is at most `limit` bytes, else a 413 `response_too_large`
- * naming `what` and `hint` (what to ask instead): every job route answers through it, so no
- * answer is larger than the app's `responseLimit` whatever the jobs hold.
+ * naming `what` and `hint` (what to ask instead): job lists and a job's answer go through it,
+ * so neither is larger than the app's `responseLimit` whatever the jobs hold.
  * @throws HttpError response_too_large (413)
  */
 export function boundedJson(c: Context, text: string, limit: number, what: string, hint: string, status: 200 | 201 = 200): Response {

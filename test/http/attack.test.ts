@@ -86,7 +86,7 @@ describe('cross-site reads and nosniff (item 6)', () => {
 });
 
 describe('bounded answers for jobs of ~1 MiB values (item 6)', () => {
-  it('a job with a 1 MiB payload, checkpoint and result answers in kilobytes; lists stay bounded; every answer is capped by responseLimit', async () => {
+  it('a job with a 1 MiB payload, checkpoint and result answers in kilobytes; lists stay bounded; lists and jobs are capped by responseLimit', async () => {
     const baton = await openBaton();
     const app = createHttpApp(baton);
     const ids = await bigJobs(baton, 20, 1);
@@ -124,7 +124,11 @@ describe('bounded answers for jobs of ~1 MiB values (item 6)', () => {
     const refused = await small.request('/api/jobs?limit=50');
     expect(refused.status).toBe(413);
     expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'response_too_large', message: expect.stringMatching(/this page of 20 jobs would be \d+ bytes, over this server's response limit of 4096 bytes: ask a smaller limit/) });
-    expect((await small.request(`/api/jobs/${running}/payload`)).status).toBe(413);
+    const tiny = await createHttpApp(baton, { responseLimit: 1024 }).request(`/api/jobs/${running}`);
+    expect(tiny.status).toBe(413);
+    expect(((await tiny.json()) as { error: { message: string } }).error.message).toMatch(new RegExp(`^job ${running} would be \\d+ bytes, over this server's response limit of 1024 bytes: its errors and timeline are too long to answer whole; its values download from /api/jobs/${running}/payload, /result and /checkpoint$`));
+    // A download is one value, at most the payload limit: not held to responseLimit.
+    expect((await small.request(`/api/jobs/${running}/payload`)).status).toBe(200);
     expect((await small.request('/api/jobs?limit=2')).status).toBe(200);
     expect(() => createHttpApp(baton, { responseLimit: 10 })).toThrow(/responseLimit must be an integer 1024\.\.2147483647; got 10/);
   });

@@ -59,8 +59,8 @@ export function jobId(text: string): number {
  * /api/jobs: enqueue, list (JobSummary items: values as bounded previews), get (the job
  * with its timeline; values over 64 KiB as previews, see jobDetailJson), one value whole as
  * raw JSON (`/:id/payload`, `/:id/result`, `/:id/checkpoint`), cancel, retry (body `{ fresh }`),
- * promote. A list, job or value answer over `responseLimit` bytes is refused (413
- * response_too_large). An enqueue whose request carries a W3C `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
+ * promote. A list page or job answer over `responseLimit` bytes is refused (413
+ * response_too_large); a download is one value, at most the payload limit. An enqueue whose request carries a W3C `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
  */
 export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number; responseLimit: number }): Hono {
   const app = new Hono();
@@ -97,15 +97,15 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
   });
 
   // One value of the job as raw JSON, whole, as a download (the dashboard links a large one
-  // instead of showing it): `null` when the job has none (no result yet, no checkpoint).
+  // instead of showing it): `null` when the job has none (no result yet, no checkpoint). Its
+  // size is the value's: at most the payload limit of the process that stored it (1 MiB by
+  // default), so it is not held to responseLimit: a larger payload limit still downloads.
   for (const field of JOB_VALUES) {
     app.get(`/:id/${field}`, async (c) => {
       const id = jobId(c.req.param('id'));
       const job = await baton.getJob(id);
-      const text = JSON.stringify(job[field] ?? null);
-      const answer = boundedJson(c, text, options.responseLimit, `job ${id}'s ${field}`, 'start the server with a larger responseLimit to download it');
-      answer.headers.set('Content-Disposition', `attachment; filename="job-${id}-${field}.json"`);
-      return answer;
+      c.header('Content-Disposition', `attachment; filename="job-${id}-${field}.json"`);
+      return c.body(JSON.stringify(job[field] ?? null), 200, { 'Content-Type': 'application/json' });
     });
   }
 
