@@ -121,6 +121,9 @@ export function storableString(): z.ZodString {
   });
 }
 
+/** A queue's name wherever one is given (enqueue, queue admin, list filters): 1..200 {@link storableString} characters. */
+export const queueNameSchema = storableString().min(1).max(200);
+
 /**
  * One ISO 8601 grammar for a time given as text, shared by the CLI (`--run-at`) and
  * the HTTP API (`options.runAt`):

@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.js';
 import { jobTimeline, type TimelineEntry } from '../job/timeline.js';
 import { JOB_STATES, type Job, type JobSummary } from '../job/types.js';
 import type { JobFilter, QueueCount } from '../store/store.js';
-import { parseInput, storableString } from '../validation.js';
+import { parseInput, queueNameSchema, storableString } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 
 /**
@@ -52,7 +52,7 @@ export interface ListOptions extends JobFilter {
 
 const listSchema = z.object({
   state: z.enum(JOB_STATES).optional(),
-  queue: storableString().optional(),
+  queue: queueNameSchema.optional(),
   task: storableString().optional(),
   limit: z.number().int().min(1).max(1000).optional(),
   before: z.number().int().positive().optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type JobState } from '../job/types.js';
-import { parseInput, storableString } from '../validation.js';
+import { parseInput, queueNameSchema } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 import type { QueueSetting } from '../store/store.js';
 import { QUEUE_SETTINGS } from '../flow/limits.js';
@@ -201,7 +201,6 @@ export interface QueueAdmin {
   keys(name?: string, options?: { limit?: number }): Promise<KeyInfo[]>;
 }
 
-const nameSchema = storableString().min(1).max(200);
 const pauseOptionsSchema = z.strictObject({ force: z.boolean().optional() });
 const rateOptionsSchema = z.strictObject({ perKey: z.boolean().optional(), force: z.boolean().optional() });
 const settingSchema = z.enum(QUEUE_SETTINGS);
@@ -214,7 +213,7 @@ export function queueAdmin(deps: ClientDeps): QueueAdmin {
    * message offers none); `verb` names what the hint offers to do ahead of the queue's first job.
    */
   const checkName = async (name: string, force?: boolean, verb = 'pause it') => {
-    const queue = parseInput(nameSchema, name, 'invalid queue name');
+    const queue = parseInput(queueNameSchema, name, 'invalid queue name');
     if (!force && !(await deps.store.queueKnown({ name: queue, now: deps.clock.now() }))) {
       throw new NotFoundError(
         `no queue named ${JSON.stringify(queue)}: it has no job, no live worker serves it, and it has no stored setting` +

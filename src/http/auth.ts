@@ -46,8 +46,13 @@ function isLoopbackHost(host: string): boolean {
  *   CORS preflight. A DELETE without a body needs no content type: no form can send
  *   one, and a cross-site script cannot without a preflight (the Fetch standard's
  *   CORS-safelisted methods are GET, HEAD and POST only).
- * - On every state-changing request, when an `Origin` header is present its host
- *   must be the request's host (403).
+ * - Cross-site requests are refused (403): every state change, and every read but of the
+ *   public paths: a page of another origin must not make this server build answers (a list, a
+ *   stream, the metrics) even if the browser then hides them. A request is cross-site when
+ *   its `Sec-Fetch-Site` (sent by browsers) is anything but `same-origin` or `none` (typed
+ *   in the address bar), or when its `Origin` header's host is not the request's host.
+ *   Non-browser clients (curl, the CLI, SDKs: neither header) and the dashboard (same
+ *   origin) pass.
  */
 export function auth(tokens: Tokens): MiddlewareHandler {
   const read = tokens.readToken ? digest(tokens.readToken) : undefined;
@@ -80,18 +85,26 @@ export function auth(tokens: Tokens): MiddlewareHandler {
       if (type !== 'application/json' && (method === 'POST' || hasBody)) {
         throw new HttpError('unsupported_media_type', 'POST requests and requests with a body must be sent with Content-Type: application/json');
       }
-      const origin = c.req.header('origin');
-      if (origin !== undefined) {
-        let originHost: string | undefined;
-        try {
-          originHost = new URL(origin).host;
-        } catch {
-          originHost = undefined;
-        }
-        const host = c.req.header('host') ?? new URL(c.req.url).host;
-        if (originHost !== host) throw new HttpError('forbidden', `cross-origin request refused: Origin ${origin} is not this server (${host})`);
-      }
     }
+    if (!safe || !isPublic(path)) refuseCrossSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.header('host') ?? new URL(c.req.url).host);
     await next();
   };
+}
+
+/**
+ * Refuses a request a browser sent for a page of another origin (see {@link auth}).
+ * @throws HttpError forbidden naming the header at fault
+ */
+function refuseCrossSite(fetchSite: string | undefined, origin: string | undefined, host: string): void {
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
+    throw new HttpError('forbidden', `cross-site request refused: Sec-Fetch-Site is ${JSON.stringify(fetchSite.slice(0, 40))}; this API answers its own origin (the dashboard) and non-browser clients only`);
+  }
+  if (origin === undefined) return;
+  let originHost: string | undefined;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    originHost = undefined;
+  }
+  if (originHost !== host) throw new HttpError('forbidden', `cross-origin request refused: Origin ${origin.slice(0, 200)} is not this server (${host})`);
 }

@@ -26,20 +26,38 @@ export function refuseOpenNetwork(host: string, tokens: { readToken?: string; ad
 }
 
 /**
+ * The longest a request may take to arrive, headers and body, ms: 10 s (Node's own default
+ * is 300 s, and 60 s for the headers). A client sending a body slowly or never (slow loris)
+ * is answered 408 and cut after it, give or take {@link CONNECTIONS_CHECK_MS}; answers
+ * themselves (an event stream) are not limited.
+ */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
+/** How often Node checks requests against {@link REQUEST_TIMEOUT_MS}, ms (Node's default: 30 s). */
+export const CONNECTIONS_CHECK_MS = 1_000;
+
+/**
  * Listens with `fetch` on host:port (Node http through @hono/node-server, loaded
  * on this first call so that a CLI command that serves nothing does not load it).
  * Refuses a non-loopback host when no token is configured: an open API on the
- * network would let anyone enqueue and cancel jobs.
+ * network would let anyone enqueue and cancel jobs. A request whose headers and body
+ * have not all arrived within `requestTimeoutMs` is cut (408).
+ * @param options.requestTimeoutMs - ms, 1000..2147483647 @defaultValue 10000 ({@link REQUEST_TIMEOUT_MS})
  * @returns the URL and close()
- * @throws ConfigError for an open API on a non-loopback host; the listen error (port in use…)
+ * @throws ConfigError for an open API on a non-loopback host or a bad timeout; the listen error (port in use…)
  */
 export async function listen(
   fetch: (request: Request) => Response | Promise<Response>,
-  options: { host: string; port: number; tokens: { readToken?: string; adminToken?: string } },
+  options: { host: string; port: number; tokens: { readToken?: string; adminToken?: string }; requestTimeoutMs?: number },
 ): Promise<{ url: string; close(): Promise<void> }> {
   refuseOpenNetwork(options.host, options.tokens);
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  if (!Number.isInteger(requestTimeout) || requestTimeout < 1000 || requestTimeout > 2_147_483_647) {
+    throw new ConfigError(`requestTimeoutMs must be an integer 1000..2147483647 (ms); got ${String(options.requestTimeoutMs)}`);
+  }
   const { serve } = await import('@hono/node-server');
-  const server = serve({ fetch, port: options.port, hostname: options.host });
+  const serverOptions = { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: CONNECTIONS_CHECK_MS };
+  const server = serve({ fetch, port: options.port, hostname: options.host, serverOptions });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);

@@ -62,7 +62,7 @@ export const openApiDocument = {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     responses: {
       Error: {
-        description: 'An error: validation/bad JSON 400, no or bad token 401, read token on a write or foreign Origin 403, unknown id or task 404, wrong state 409, body too large 413, wrong content type 415',
+        description: 'An error: validation/bad JSON/a query parameter given twice 400, no or bad token 401, read token on a write or a cross-site request (Sec-Fetch-Site other than same-origin or none, or a foreign Origin) 403, unknown id or task 404, wrong state 409, body too large or an answer over responseLimit (response_too_large) 413, wrong content type 415, too many event streams (busy) 503',
         ...json({ type: 'object', properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, issues: { type: 'array' }, state: { type: 'string' } } } } }),
       },
     },
@@ -162,9 +162,26 @@ export const openApiDocument = {
     },
     '/api/jobs/{id}': {
       get: {
-        summary: 'One job, with its timeline: its whole story from stored data, oldest first',
+        summary: 'One job, with its timeline: its whole story from stored data, oldest first. A payload, result or checkpoint over 64 KiB is null here and described by its preview (payloadPreview, resultPreview, checkpointPreview: null when the value is there whole); the download routes have it whole',
         parameters: [idParam],
-        responses: { '200': ok('the job and its timeline', { allOf: [ref('Job'), { type: 'object', required: ['timeline'], properties: { timeline: { type: 'array', items: ref('TimelineEntry') } } }] }), ...errors },
+        responses: {
+          '200': ok('the job and its timeline', {
+            allOf: [
+              ref('Job'),
+              {
+                type: 'object',
+                required: ['timeline', 'payloadPreview', 'resultPreview', 'checkpointPreview'],
+                properties: {
+                  timeline: { type: 'array', items: ref('TimelineEntry') },
+                  payloadPreview: { oneOf: [ref('Preview'), { type: 'null' }] },
+                  resultPreview: { oneOf: [ref('Preview'), { type: 'null' }] },
+                  checkpointPreview: { oneOf: [ref('Preview'), { type: 'null' }] },
+                },
+              },
+            ],
+          }),
+          ...errors,
+        },
       },
       delete: { summary: 'Delete a job that is not running (admin; no body): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
     },
@@ -264,13 +281,14 @@ export const openApiDocument = {
         description: [
           'Without `job`: an event `change` with `{ counts, running: [{ id, task, queue, progress, state }], at }` each time they differ.',
           'With `job=ID`: follows that job, woken by the store\'s change notifications and this server\'s writes, read at least every events interval (500 ms by default), sent only when the job changed.',
-          'Event `job`: `{ job, timeline?, at }`: the first has every field of `GET /api/jobs/{id}` except `payload` (it never changes), and the whole `timeline`;',
+          'Event `job`: `{ job, timeline?, at }`: the first has every field of `GET /api/jobs/{id}` except `payload` and `payloadPreview` (it never changes), and the whole `timeline`;',
           'each later one only the fields that changed (`id` always), and the whole `timeline` only when it changed.',
           'Event `end`: `{ reason: "terminal", state, at }` after the job completed, failed or was cancelled, or `{ reason: "deleted", at }`; the server then closes the stream (an EventSource should close() on it, or it reconnects).',
           'Unknown job: 404 before the stream starts; an id that is not a positive integer: 400. A `: heartbeat` comment comes after 15 s of silence.',
+          'At most eventsMaxClients streams (100 by default, both kinds) are open at once: one more is answered 503 (code busy). The counts are read once per interval for every client together.',
         ].join(' '),
         parameters: [{ name: 'job', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'follow this job instead of the queue counts' }],
-        responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors },
+        responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': {} } }, ...errors, '503': error },
       },
     },
     '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text format', content: { 'text/plain': {} } }, ...errors } } },

@@ -8,21 +8,23 @@ import { BatonError, ConflictError, ValidationError, brand } from '../errors.js'
  *
  * | code | status |
  * |---|---|
- * | validation, config, bad_json | 400 |
+ * | validation, config, bad_json, aborted | 400 |
  * | unauthorized | 401 |
  * | forbidden | 403 |
  * | not_found | 404 |
  * | method_not_allowed | 405 (with `Allow`) |
  * | conflict, lock_busy | 409 |
- * | payload_too_large | 413 |
+ * | payload_too_large, response_too_large | 413 |
  * | unsupported_media_type | 415 |
  * | store | 503 (the database cannot be reached) |
+ * | busy | 503 (a capacity is full, e.g. `GET /api/events`' clients) |
  * | anything else | 500 (a bug: never for client input) |
  */
 export const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
   validation: 400,
   config: 400,
   bad_json: 400,
+  aborted: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
@@ -30,8 +32,10 @@ export const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
   conflict: 409,
   lock_busy: 409,
   payload_too_large: 413,
+  response_too_large: 413,
   unsupported_media_type: 415,
   store: 503,
+  busy: 503,
 };
 
 /** An error of the HTTP layer itself (auth, content type, body) with its code. */

@@ -32,6 +32,7 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_concurrency_key_jobs` | gauge | queue, key, state | running and queued jobs of the 20 busiest concurrency keys, at scrape |
  * | `baton_queue_latency_seconds` | gauge | queue | age of each queue's oldest due queued job (now − its runAt), 0 when none is due, at scrape |
  * | `baton_queue_unserved_jobs` | gauge | queue, task | due queued jobs of a task that no live worker serving the queue registers (they wait for ever), at scrape; no series when every due job has a worker |
+ * | `baton_http_event_clients` | gauge | — | `GET /api/events` streams open on the HTTP app (registered by createHttpApp on this registry; at most its eventsMaxClients) |
  */
 export interface Metrics {
   readonly registry: Registry;

@@ -9,68 +9,7 @@ import { createHttpApp } from 'baton-jobs/http';
 import { spawnWorker } from '../helpers/child.js';
 import { openBaton } from '../helpers/db.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
-
-/** One server-sent event. */
-interface Sse {
-  event: string;
-  data: any;
-}
-
-/** Reads the SSE events of `response` one by one; comments (heartbeats) are skipped. */
-function sseReader(response: Response) {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  const seen: Sse[] = [];
-  const next = async (): Promise<Sse | null> => {
-    for (;;) {
-      const end = buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = block.split('\n').filter((line) => !line.startsWith(':'));
-        if (lines.length === 0) continue;
-        const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim() ?? 'message';
-        const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-        const sse = { event, data: JSON.parse(data) };
-        seen.push(sse);
-        return sse;
-      }
-      const { value, done } = await reader.read();
-      if (done) return null;
-      buffer += value;
-    }
-  };
-  return {
-    seen,
-    next,
-    /** Reads events until one passes `match`; fails when the stream ends first. */
-    async until(match: (sse: Sse) => boolean, what: string): Promise<Sse> {
-      for (;;) {
-        const sse = await next();
-        if (sse === null) throw new Error(`the stream ended before ${what}; events: ${JSON.stringify(seen)}`);
-        if (match(sse)) return sse;
-      }
-    },
-    /** Reads events until the job they built up (see merged) passes `match`, at once when it already does. */
-    async reach(match: (job: Record<string, any>) => boolean, what: string): Promise<Record<string, any>> {
-      while (!match(merged(seen))) {
-        if ((await next()) === null) throw new Error(`the stream ended before ${what}; events: ${JSON.stringify(seen)}`);
-      }
-      return merged(seen);
-    },
-  };
-}
-
-/** The job as the stream's `job` events built it up: each merged over the previous ones. */
-function merged(seen: Sse[]): Record<string, any> {
-  const job: Record<string, any> = {};
-  for (const { event, data } of seen) {
-    if (event !== 'job') continue;
-    Object.assign(job, data.job);
-    if (data.timeline) job.timeline = data.timeline;
-  }
-  return job;
-}
+import { merged, sseReader } from '../helpers/sse.js';
 
 /** A promise plus its resolve function. */
 function deferred() {
@@ -119,9 +58,9 @@ describe('GET /api/events?job=ID', () => {
     const end = await stream.next();
     expect(end).toMatchObject({ event: 'end', data: { reason: 'terminal', state: 'completed' } });
     expect(await stream.next()).toBeNull(); // the server closed the stream
-    // Every event changed something; the merged job is the job as GET /api/jobs/:id answers it, payload aside.
+    // Every event changed something; the merged job is the job as GET /api/jobs/:id answers it, payload (and its preview) aside.
     const detail = (await (await app.request(`/api/jobs/${job.id}`)).json()) as Record<string, unknown>;
-    const { payload: _, ...rest } = detail;
+    const { payload: _, payloadPreview: _preview, ...rest } = detail;
     expect(merged(stream.seen)).toEqual(rest);
     for (const sse of stream.seen.filter((e) => e.event === 'job').slice(1)) expect(Object.keys(sse.data.job).length + (sse.data.timeline ? 1 : 0)).toBeGreaterThan(1);
   });

@@ -2,7 +2,7 @@
  * Job lists carry previews, not values (issue 30, item 2): `GET /api/jobs?limit=50` of
  * jobs with ~10 MB payloads stays small, and the values come whole from the job's own
  * endpoints (`GET /api/jobs/:id` and the raw downloads `/payload`, `/result`,
- * `/checkpoint`). Both drivers.
+ * `/checkpoint`; the job's answer carries a value over 64 KiB as its preview). Both drivers.
  */
 import { describe, expect, it } from 'vitest';
 import { PREVIEW_CHARS } from 'baton-jobs';
@@ -40,8 +40,16 @@ describe('job lists over HTTP', () => {
     expect(listed.view).toBe('completed');
     expect(items.find((j) => j.task === 'small')!.payloadPreview).toMatchObject({ truncated: false });
 
-    const detail = await app.request(`/api/jobs/${big.id}`);
-    expect(((await detail.json()) as { payload: unknown }).payload).toEqual(payload);
+    // The job's own answer embeds values up to 64 KiB; a larger one comes as its preview (issue 31 item 6).
+    const detail = (await (await app.request(`/api/jobs/${withResult.id}`)).json()) as Record<string, any>;
+    expect(detail.payload).toBeNull();
+    expect(detail.payloadPreview).toEqual(listed.payloadPreview);
+    expect(detail.result).toBeNull();
+    expect(detail.resultPreview).toMatchObject({ bytes: result.length, truncated: true });
+    expect(detail).toMatchObject({ checkpoint: null, checkpointPreview: null });
+    const small = items.find((j) => j.task === 'small')!;
+    expect(((await (await app.request(`/api/jobs/${small.id}`)).json()) as Record<string, any>)).toMatchObject({ payload: { i: 19 }, payloadPreview: null });
+    expect(big.id).toBeLessThan(withResult.id);
 
     const download = await app.request(`/api/jobs/${withResult.id}/payload`);
     expect(download.status).toBe(200);

@@ -5,9 +5,9 @@ import { NotFoundError, ValidationError, ConflictError } from '../../errors.js';
 import type { AnyTask } from '../../job/task.js';
 import { loadTracing } from '../../observe/tracing.js';
 import { JOB_STATES, type EnqueueOptions } from '../../job/types.js';
-import { parseInput, parseIsoDateTime, storableString, withPathPrefix } from '../../validation.js';
+import { parseInput, parseIsoDateTime, queueNameSchema, storableString, withPathPrefix } from '../../validation.js';
 import { readJson } from '../body.js';
-import { jobJson } from '../serialize.js';
+import { boundedJson, jobDetailJson, jobJson, JOB_VALUES } from '../serialize.js';
 import { notPromotedMessage } from '../../client/promote.js';
 
 /** `options.runAt` (and the times of bulk filters): the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
@@ -40,7 +40,7 @@ export const limitText = z.string().regex(/^\d{1,4}$/, 'an integer 1..1000').tra
 
 const listQuery = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
-  queue: storableString().min(1).optional(),
+  queue: queueNameSchema.optional(),
   task: storableString().min(1).optional(),
   limit: limitText.optional(),
   cursor: z.string().regex(/^[1-9]\d{0,15}$/, 'a cursor from nextCursor').transform(Number).optional(),
@@ -49,9 +49,6 @@ const listQuery = z.strictObject({
 const cancelBody = z.strictObject({ reason: z.string().max(10_000).nullable().optional() });
 const retryBody = z.strictObject({ fresh: z.boolean().optional() });
 
-/** The values `GET /api/jobs/:id/<value>` downloads whole. */
-const JOB_VALUES = ['payload', 'result', 'checkpoint'] as const;
-
 /** `:id` → a positive integer. @throws ValidationError */
 export function jobId(text: string): number {
   if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) throw new ValidationError(`job id must be a positive integer, not ${JSON.stringify(text.slice(0, 40))}`);
@@ -59,12 +56,13 @@ export function jobId(text: string): number {
 }
 
 /**
- * /api/jobs: enqueue, list (JobSummary items: values as bounded previews), get (the whole job
- * with its timeline), one value whole as raw JSON (`/:id/payload`, `/:id/result`,
- * `/:id/checkpoint`), cancel, retry (body `{ fresh }`), promote. An enqueue whose request carries a W3C
- * `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
+ * /api/jobs: enqueue, list (JobSummary items: values as bounded previews), get (the job
+ * with its timeline; values over 64 KiB as previews, see jobDetailJson), one value whole as
+ * raw JSON (`/:id/payload`, `/:id/result`, `/:id/checkpoint`), cancel, retry (body `{ fresh }`),
+ * promote. A list page or job answer over `responseLimit` bytes is refused (413
+ * response_too_large); a download is one value, at most the payload limit. An enqueue whose request carries a W3C `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
  */
-export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number }): Hono {
+export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number; responseLimit: number }): Hono {
   const app = new Hono();
   const now = () => baton.clock.now();
 
@@ -87,17 +85,21 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
     const { cursor, limit = 50, ...filter } = parseInput(listQuery, c.req.query(), 'invalid job list query');
     const items = await baton.listJobs({ ...filter, limit, ...(cursor === undefined ? {} : { before: cursor }) });
     const last = items.at(-1);
-    return c.json({ items: items.map((job) => jobJson(job, now())), nextCursor: items.length === limit && last ? String(last.id) : null });
+    const page = JSON.stringify({ items: items.map((job) => jobJson(job, now())), nextCursor: items.length === limit && last ? String(last.id) : null });
+    return boundedJson(c, page, options.responseLimit, `this page of ${items.length} jobs`, 'ask a smaller limit');
   });
 
   // The detail adds the job's whole story (TimelineEntry[], oldest first); lists leave it out.
   app.get('/:id', async (c) => {
     const { job, timeline } = await baton.getJobTimeline(jobId(c.req.param('id')));
-    return c.json({ ...jobJson(job, now()), timeline });
+    const hint = `its errors and timeline are too long to answer whole; its values download from /api/jobs/${job.id}/payload, /result and /checkpoint`;
+    return boundedJson(c, JSON.stringify(jobDetailJson(job, timeline, now())), options.responseLimit, `job ${job.id}`, hint);
   });
 
   // One value of the job as raw JSON, whole, as a download (the dashboard links a large one
-  // instead of showing it): `null` when the job has none (no result yet, no checkpoint).
+  // instead of showing it): `null` when the job has none (no result yet, no checkpoint). Its
+  // size is the value's: at most the payload limit of the process that stored it (1 MiB by
+  // default), so it is not held to responseLimit: a larger payload limit still downloads.
   for (const field of JOB_VALUES) {
     app.get(`/:id/${field}`, async (c) => {
       const id = jobId(c.req.param('id'));

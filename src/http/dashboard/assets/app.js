@@ -133,15 +133,16 @@ function downloadLink(id, field) {
 }
 
 /**
- * One of a job's values on its page: pretty JSON when small; over LARGE_VALUE bytes,
- * collapsed (its size and a download link) so that the page never lays out megabytes of text.
+ * One of a job's values on its page: pretty JSON when small; over LARGE_VALUE bytes (the API
+ * then sends only its preview, `<field>Preview`), collapsed (its size and a download link)
+ * so that the page never lays out megabytes of text.
  */
 function valueBlock(job, field) {
   const value = job[field];
-  if (value === null || value === undefined) return h('pre', { id: `job-${field}` }, '—');
-  const compact = JSON.stringify(value);
-  const bytes = new Blob([compact]).size;
-  if (bytes <= LARGE_VALUE) return h('pre', { id: `job-${field}` }, json(value));
+  const preview = job[`${field}Preview`];
+  if (!preview && (value === null || value === undefined)) return h('pre', { id: `job-${field}` }, '—');
+  const bytes = preview ? preview.bytes : new Blob([JSON.stringify(value)]).size;
+  if (!preview && bytes <= LARGE_VALUE) return h('pre', { id: `job-${field}` }, json(value));
   return h(
     'div',
     { id: `job-${field}`, class: 'collapsed', 'data-bytes': bytes },
