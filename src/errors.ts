@@ -289,6 +289,22 @@ export function describeError(value: unknown): string {
   }
 }
 
+/**
+ * Longest error message and stack a failed attempt stores (characters): a handler's error
+ * is text Baton stores and serves (job pages, `GET /api/jobs/:id`), so one thrown with
+ * megabytes of message cannot bloat every answer that carries the job. Chosen to keep any
+ * real message and a stack of ~100 frames whole.
+ */
+export const STORED_TEXT_LIMITS = { message: 8_192, stack: 16_384, progressMessage: 1_024 } as const;
+
+/**
+ * `text` cut to at most `limit` characters (plus a note of how many were left out), or
+ * `text` itself when it fits.
+ */
+export function truncateText(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}
+
 /** The stack of an Error, or null; never throws. */
 export function describeStack(value: unknown): string | null {
   try {

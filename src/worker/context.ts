@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Client, EnqueueRest } from '../client/client.js';
 import type { EnqueueItem } from '../client/enqueue.js';
-import { LeaseLostError, SnoozeError, ValidationError } from '../errors.js';
+import { LeaseLostError, SnoozeError, STORED_TEXT_LIMITS, truncateText, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
 import type { AnyTask } from '../job/task.js';
 import type { ClaimedJob, EnqueueOptions, Json, Progress } from '../job/types.js';
@@ -27,7 +27,8 @@ export interface JobContext {
   saveCheckpoint(value: Json): Promise<void>;
   /**
    * Reports progress. Writes are throttled (at most one per `progressInterval` ms,
-   * the last value always written); returns at once.
+   * the last value always written); returns at once. A `message` over 1,024 characters
+   * is stored cut to them (STORED_TEXT_LIMITS).
    */
   progress(current: number, total?: number, message?: string): void;
   /** pino logger bound to `{ component: 'job', workerId, jobId, attempt, task }`. */
@@ -168,7 +169,7 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
     progress(current: number, total?: number, message?: string) {
       const progress: Progress = { current };
       if (total !== undefined) progress.total = total;
-      if (message !== undefined) progress.message = String(message);
+      if (message !== undefined) progress.message = truncateText(String(message), STORED_TEXT_LIMITS.progressMessage);
       pending = progress;
       const wait = host.progressInterval - (performance.now() - lastWrite);
       if (wait <= 0) void writeProgress();

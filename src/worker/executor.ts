@@ -11,6 +11,8 @@ import {
   ValidationError,
   describeError,
   describeStack,
+  STORED_TEXT_LIMITS,
+  truncateText,
 } from '../errors.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../job/backoff.js';
 import { serializeJson } from '../job/payload.js';
@@ -454,8 +456,9 @@ export class JobRun {
     const now = deps.clock.now();
     const final = error instanceof NonRetryableError || this.job.attempt >= this.job.maxAttempts;
     const retryAt = final ? null : now + backoffDelay(this.task.backoff ?? DEFAULT_BACKOFF, this.job.attempt);
-    const message = describeError(error);
-    const stored = { attempt: this.job.attempt, time: now, message, stack: describeStack(error) };
+    const message = truncateText(describeError(error), STORED_TEXT_LIMITS.message);
+    const stack = describeStack(error);
+    const stored = { attempt: this.job.attempt, time: now, message, stack: stack === null ? null : truncateText(stack, STORED_TEXT_LIMITS.stack) };
     this.#holding = false;
     const written = await this.#persist('jobFail', () => deps.store.jobFail({ id: this.job.id, token: this.job.leaseToken, error: stored, retryAt, now }));
     if (!this.#written(written, 'jobFail')) return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTask, NonRetryableError, type Job, type WorkerEvents } from 'baton-jobs';
+import { STORED_TEXT_LIMITS } from '../../src/errors.js';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 
@@ -163,5 +164,37 @@ describe('retries and backoff', () => {
     expect(final.errors[0]!.message).toContain('invalid payload for task "strict"');
     expect(final.errors[0]!.message).toMatch(/\bcount: /);
     expect(final.errors[0]!.message).not.toMatch(/\bname: /);
+  });
+
+  it('an error of megabytes (message and stack) and a huge progress message are stored cut to their limits, saying how much was left out', async () => {
+    const baton = await openBaton();
+    const huge = 'x'.repeat(3 * 1024 * 1024);
+    let reported!: () => void;
+    const progressed = new Promise<void>((resolve) => (reported = resolve));
+    const bloat = defineTask('bloat', {
+      maxAttempts: 1,
+      handler: async (_payload: null, ctx) => {
+        ctx.progress(1, 2, huge);
+        reported();
+        const error = new Error(huge);
+        error.stack = `Error: ${huge}\n    at somewhere`;
+        throw error;
+      },
+    });
+    const worker = baton.worker({ tasks: [bloat], pollInterval: 20, progressInterval: 0 });
+    await worker.start();
+    const failed = waitForEvent(worker, 'job:failed');
+    const job = await baton.enqueue(bloat, null);
+    await progressed;
+    await failed;
+    const final = await baton.getJob(job.id);
+    expect(final.state).toBe('failed');
+    const [entry] = final.errors;
+    expect(entry!.message.startsWith('x'.repeat(STORED_TEXT_LIMITS.message))).toBe(true);
+    expect(entry!.message).toBe(`${'x'.repeat(STORED_TEXT_LIMITS.message)}… (${huge.length - STORED_TEXT_LIMITS.message} more characters)`);
+    expect(entry!.stack!.length).toBeLessThan(STORED_TEXT_LIMITS.stack + 100);
+    expect(entry!.stack).toMatch(/… \(\d+ more characters\)$/);
+    expect(final.progress?.message?.length).toBeLessThan(STORED_TEXT_LIMITS.progressMessage + 100);
+    await worker.stop();
   });
 });
