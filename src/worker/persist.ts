@@ -6,6 +6,9 @@ import { StoreError } from '../errors.js';
 export const RETRY_MIN_MS = 100;
 export const RETRY_MAX_MS = 2000;
 
+/** The longest delay `setTimeout` honours, ms (2^31 − 1; longer fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** The next retry delay after `delay` ms. */
 export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 2);
 
@@ -20,7 +23,13 @@ export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 
 export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: Logger; op: string }): Promise<T> {
   for (let delay = RETRY_MIN_MS, failures = 0; ; delay = nextRetryDelay(delay)) {
     try {
-      const written = await write();
+      // One try never outlasts the deadline either: a store can hold a call far longer
+      // (SQLite waiting for a write lock another process holds, up to its lock budget).
+      const trying = write();
+      if (!(await settlesBy(trying, options.deadline(), options.clock))) {
+        throw new StoreError(options.op, null, `store operation ${options.op} did not complete by its deadline (the lease's end, or the stop's budget); abandoned`);
+      }
+      const written = await trying;
       if (failures > 0) options.logger.info({ op: options.op, failures }, 'database write succeeded after retrying');
       return written;
     } catch (error) {
@@ -31,5 +40,25 @@ export async function persist<T>(write: () => Promise<T>, options: { deadline: (
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
+  }
+}
+
+/**
+ * Waits for `work` until `deadline` (ms since the epoch, by `clock`): true when it
+ * settled by then (fulfilled or rejected), false when the deadline came first. Past the
+ * deadline `work` is abandoned: left to end by itself, its rejection swallowed. For the
+ * writes about a job and the steps of a stop, which must never wait out a store that
+ * cannot answer (another process holding SQLite's write lock, a database down).
+ */
+export async function settlesBy(work: Promise<unknown>, deadline: number, clock: Clock): Promise<boolean> {
+  const settled = work.then(() => true, () => true);
+  const ms = deadline - clock.now();
+  if (ms > MAX_TIMER_MS) return settled; // no deadline (Infinity), or none a timer can hold
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms))));
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -23,6 +23,9 @@ export const RELEASE_BUDGET_MS = 2000;
  * attempt not counted, checkpoint kept.
  * When `fast` resolves (a second signal) it skips to step 4 at once.
  *
+ * The drain runs from `startedAt` (ms since the epoch), when the stop began, whatever
+ * the worker waited for since (a claim in flight on a store that cannot answer).
+ *
  * Budget: every write about a job ends by the stop deadline, drainTimeout +
  * abortGrace + {@link RELEASE_BUDGET_MS} after the stop began (a second signal moves
  * it to {@link RELEASE_BUDGET_MS} from then). Writes retry through a database outage
@@ -30,7 +33,7 @@ export const RELEASE_BUDGET_MS = 2000;
  * `unreleased` and logged in one line. It resolves once no write about a job is
  * pending, so the store can be closed safely right after.
  */
-export async function shutdown(state: WorkerState, fast: Promise<void>): Promise<StopSummary> {
+export async function shutdown(state: WorkerState, fast: Promise<void>, startedAt: number): Promise<StopSummary> {
   const { options, clock } = state;
   const summary: StopSummary = { finished: 0, released: 0, abandoned: 0, unreleased: [] };
   const offs = [
@@ -40,7 +43,7 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
     state.events.on('job:released', () => summary.released++),
   ];
   state.stopping = true;
-  state.stopDeadline = clock.now() + options.drainTimeout + options.abortGrace + RELEASE_BUDGET_MS;
+  state.stopDeadline = Math.min(state.stopDeadline, stopDeadline(state, startedAt));
   // Runs leave state.runs when their slot frees, including a shutdown-aborted handler
   // that outlived abortGrace and still holds its lease: keep them all for step 4.
   const all = [...state.runs];
@@ -52,12 +55,14 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
     state.stopDeadline = Math.min(state.stopDeadline, clock.now() + RELEASE_BUDGET_MS);
   });
 
-  await waitForRuns(state.runs, options.drainTimeout, skip);
+  await waitForRuns(state.runs, Math.max(0, startedAt + options.drainTimeout - clock.now()), skip);
   if (!skipped && state.runs.size > 0) {
     for (const run of all) run.abort(new ShutdownError());
     await waitForRuns(state.runs, options.abortGrace, skip);
   }
-  const left: JobRun[] = all.filter((run) => run.holding);
+  // With the runs of a claim that landed after the snapshot (one the stop did not wait for: a store that could not answer).
+  const every = [...new Set([...all, ...state.runs])];
+  const left: JobRun[] = every.filter((run) => run.holding);
   for (const run of left) run.abort(new ShutdownError());
   const leases = left.filter((run) => run.relinquish()).map((run) => ({ id: run.job.id, token: run.job.leaseToken }));
   const unreleased = new Set<number>();
@@ -77,10 +82,10 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
     }
   }
   // Outcome writes still retrying give up by the stop deadline (see executor.ts).
-  await waitForRuns(all, Math.max(0, state.stopDeadline - clock.now()), new Promise(() => undefined));
-  for (const run of all) if (run.stranded || !run.writesSettled) unreleased.add(run.job.id);
+  await waitForRuns(every, Math.max(0, state.stopDeadline - clock.now()), new Promise(() => undefined));
+  for (const run of every) if (run.stranded || !run.writesSettled) unreleased.add(run.job.id);
   summary.unreleased = [...unreleased].sort((a, b) => a - b);
-  summary.abandoned = all.filter((run) => !run.settled).length;
+  summary.abandoned = every.filter((run) => !run.settled).length;
   if (summary.unreleased.length > 0) {
     state.logger.warn(
       { unreleased: summary.unreleased, leaseTtl: options.leaseTtl },
@@ -89,6 +94,14 @@ export async function shutdown(state: WorkerState, fast: Promise<void>): Promise
   }
   for (const off of offs) off();
   return summary;
+}
+
+/**
+ * When a stop that began at `startedAt` (ms since the epoch) gives up on every write
+ * about a job: drainTimeout + abortGrace + {@link RELEASE_BUDGET_MS} later.
+ */
+export function stopDeadline(state: WorkerState, startedAt: number): number {
+  return startedAt + state.options.drainTimeout + state.options.abortGrace + RELEASE_BUDGET_MS;
 }
 
 /** Resolves when every run's `done` resolved, `ms` passed, or `skip` resolved. */

@@ -21,7 +21,8 @@ import { heartbeat } from './heartbeat.js';
 import { Loop } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
-import { shutdown } from './shutdown.js';
+import { settlesBy } from './persist.js';
+import { shutdown, stopDeadline } from './shutdown.js';
 import { heldRuns, type WorkerState } from './state.js';
 import { declareQueues, distinctQueues, type Queue } from '../flow/queue.js';
 import { withQueueRetention } from '../maintenance/retention.js';
@@ -323,6 +324,8 @@ export class Worker {
     if (this.#started && !this.#claiming) await this.#starting;
     const state = this.#state;
     state.stopping = true;
+    const startedAt = state.clock.now();
+    state.stopDeadline = stopDeadline(state, startedAt);
     const waiting = [...state.runs].filter((run) => !run.started).length;
     const counts = { running: state.runs.size - waiting, waiting };
     this.#events.emit('worker:stopping', { workerId: this.id, ...counts });
@@ -331,25 +334,28 @@ export class Worker {
     // Services are aborted at once (ShutdownError) and their leases released, so
     // another instance takes over without waiting for a lease to expire.
     const servicesStopped = Promise.all(this.#services.map((runner) => runner.stop(this.options.abortGrace)));
-    await this.#scheduler?.stop();
-    await this.#fetch.stop();
+    // The loops stop together. A pass still in flight (a claim, a rescue, a tick) is waited
+    // for until the drain's end at most: on a store that cannot answer (another process
+    // holding SQLite's write lock) it could take the store's whole lock budget.
+    const loopsStopped = Promise.all([this.#scheduler?.stop(), this.#fetch.stop(), this.#rescuer.stop(), this.#vacuum.stop()]);
+    await Promise.race([settlesBy(loopsStopped, startedAt + this.options.drainTimeout, state.clock), this.#skipped]);
     // No claim will take the completions still to come: the completer writes them itself.
     state.executor.completer.detach();
     this.#rateWake.stop();
-    await this.#rescuer.stop();
-    await this.#vacuum.stop();
     let summary: StopSummary;
     try {
-      summary = await shutdown(state, this.#skipped);
+      summary = await shutdown(state, this.#skipped, startedAt);
     } catch (error) {
       state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
       const left = [...state.runs];
       summary = { finished: 0, released: 0, abandoned: left.filter((r) => !r.settled).length, unreleased: left.map((r) => r.job.id).sort((a, b) => a - b) };
     }
-    await servicesStopped;
-    await this.#heartbeat.stop();
-    await this.#cancels.stop();
-    await unregisterWorker(state).catch((error: unknown) => state.logger.warn({ err: error }, 'could not remove the worker from the registry; its row expires by itself'));
+    // What is left waits on the store by the stop deadline at most, then is abandoned.
+    const byDeadline = (work: Promise<unknown>) => settlesBy(work, state.stopDeadline, state.clock);
+    await byDeadline(Promise.all([servicesStopped, this.#heartbeat.stop(), this.#cancels.stop(), loopsStopped]));
+    const unregistered = unregisterWorker(state).then(() => undefined, (error: unknown) => error ?? 'failed');
+    const failure = (await byDeadline(unregistered)) ? await unregistered : 'the store did not answer by the stop deadline';
+    if (failure !== undefined) state.logger.warn({ err: failure }, 'could not remove the worker from the registry; its row expires by itself');
     state.logger.info(summary, 'worker stopped');
     this.#stopped = true;
     this.#events.emit('worker:stopped', { workerId: this.id, summary });

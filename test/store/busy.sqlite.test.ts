@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
+import { RELEASE_BUDGET_MS } from '../../src/worker/shutdown.js';
 import type { NewJob, Store } from '../../src/store/store.js';
 import { spawnTs, spawnWorker } from '../helpers/child.js';
 import { openBaton, tempDatabase } from '../helpers/db.js';
@@ -80,5 +81,45 @@ describe('a worker process while another process holds the write lock for 10 s',
     await worker.waitForEvent('job:cancelled', running.id, 60_000);
     expect((await worker.exited).code).toBe(0);
     expect((await baton.getJob(running.id)).state).toBe('cancelled');
+  });
+});
+
+describe('SIGTERM to a worker process while another process holds the write lock (issue 31)', () => {
+  it('aborts the running job with ShutdownError after drain + grace and exits while the lock is still held, naming the job it could not hand back', async () => {
+    const { url, path } = tempDatabase();
+    const baton = await openBaton({ database: url });
+    const drainTimeout = 1000;
+    const abortGrace = 1000;
+    // Concurrency 2 with one job: the free slot keeps a claim polling, so one is waiting for the lock when SIGTERM comes.
+    const worker = await spawnWorker({ database: url, worker: { concurrency: 2, pollInterval: 50, drainTimeout, abortGrace } });
+    const running = await baton.enqueue('steps', { steps: 100_000, stepMs: 10 });
+    await worker.waitForEvent('job:checkpoint', running.id);
+
+    // Held far longer than the store's 30 s lock budget: nothing the worker waits for ends by itself.
+    const holdMs = 120_000;
+    const locker = spawnTs(fileURLToPath(new URL('../fixtures/sqlite-write-lock.ts', import.meta.url)), [path, String(holdMs)]);
+    const locked = await locker.waitFor((m) => m.type === 'locked', 'the lock');
+    worker.kill('SIGTERM');
+    const stopping = await worker.waitForEvent('worker:stopping');
+    const aborted = await worker.waitForEvent('job:aborted', running.id);
+    const stopped = await worker.waitFor((m) => m.type === 'stopped', 'the stop summary');
+    const exited = await worker.exited;
+    const exitedAt = Date.now();
+    console.log(`lock held → SIGTERM → stopping +${(stopping.at as number) - (locked.at as number)} ms, job aborted (${String(aborted.reason)}) +${(aborted.at as number) - (stopping.at as number)} ms, stopped +${(stopped.at as number) - (stopping.at as number)} ms, exited +${exitedAt - (stopping.at as number)} ms`);
+
+    // The signal fired for the stop, not for a lease lost to the lock wait.
+    expect(aborted.reason).toBe('shutdown');
+    // The drain ran from the stop, not from the end of a claim or a heartbeat waiting out
+    // the 30 s lock budget (before the fix: ~40 s). The bound is drain + grace plus 13 s of
+    // slack for a loaded machine, still well under that budget.
+    expect((aborted.at as number) - (stopping.at as number)).toBeLessThan(drainTimeout + 15_000);
+    // Out while the lock is still held, by the documented budget: drain + grace + the 2 s
+    // release budget (measured: exit 4.1 s after the stop; before the fix 69.6 s, each
+    // later step waiting out the 30 s lock budget), plus 15 s of slack for a loaded machine.
+    expect(exited.code).toBe(0);
+    expect(exitedAt - (stopping.at as number)).toBeLessThan(drainTimeout + abortGrace + RELEASE_BUDGET_MS + 15_000);
+    expect(exitedAt).toBeLessThan((locked.at as number) + holdMs);
+    expect((stopped.summary as { unreleased: number[] }).unreleased).toEqual([running.id]);
+    locker.kill('SIGKILL');
   });
 });
