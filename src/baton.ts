@@ -21,7 +21,7 @@ import { TypedEmitter } from './observe/events.js';
 import { createLogger, type Logger } from './observe/logger.js';
 import { loadTracing } from './observe/tracing.js';
 import { ClockSync } from './store/clock-sync.js';
-import { instrumentStore, type StoreObserver } from './store/instrumented.js';
+import { instrumentStore, logLockWait, type StoreObserver } from './store/instrumented.js';
 import { openStore, redact } from './store/open.js';
 import type { Store, StoreOperation } from './store/store.js';
 import { Worker } from './worker/worker.js';
@@ -95,6 +95,8 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   const o = resolveBatonOptions(options);
   const logger = options.logger ?? createLogger();
   const tracing = await loadTracing();
+  const storeLogger = logger.child({ component: 'store' });
+  const events = new TypedEmitter<ClientEvents>(() => logger);
   let raw: Store;
   try {
     raw = o.store ?? await openStore(o.database, {
@@ -103,6 +105,10 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
       // A ConfigError is a finding about the setup (a LISTEN URL that delivers no notification): its message says it all.
       onError: (error, where) =>
         error instanceof ConfigError ? logger.warn({ where }, error.message) : logger.warn({ err: error, where }, 'database connection lost; reconnecting'),
+      onLockWait: (wait) => {
+        logLockWait(storeLogger, wait);
+        events.emit('store:lock-wait', wait);
+      },
     });
   } catch (error) {
     if (error instanceof BatonError) throw error; // ConfigError: a bad URL, a driver not installed
@@ -111,7 +117,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   }
   // This process's writes to jobs, for followJob (the store's change watch sees only other connections' commits).
   const localWrites = new Set<() => void>();
-  const store = instrumentStore(raw, logger.child({ component: 'store' }), (op, ms, error) => {
+  const store = instrumentStore(raw, storeLogger, (op, ms, error) => {
     observer?.(op, ms, error);
     if (error === undefined && localWrites.size > 0 && JOB_WRITE_OPS.has(op as StoreOperation)) for (const listener of localWrites) listener();
   });
@@ -134,7 +140,6 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
   }
   clockSync?.start();
   const clock = options.clock ?? store.clock;
-  const events = new TypedEmitter<ClientEvents>(() => logger);
   const deps: ClientDeps = {
     store, clock, events, tasks: new Map(o.tasks.map((t) => [t.name, t])), payloadLimit: o.payloadLimit, tracing,
     noteTaskByName: unservedTaskWarning({ store, clock, logger: logger.child({ component: 'client' }) }),

@@ -1,4 +1,5 @@
 import type { Job } from '../job/types.js';
+import type { LockWait } from '../store/sqlite/busy.js';
 import type { Worker } from '../worker/worker.js';
 
 /** Client events, emitted by `createBaton()`'s client in this process (`baton.on`). */
@@ -11,6 +12,11 @@ export interface ClientEvents {
   'queue:resumed': { queue: string };
   /** A waiting job made due now by this client (`baton.promote`): this process's workers claim at once. */
   'job:promoted': { job: Job };
+  /**
+   * SQLite: a store operation of this process has waited over a second for the write
+   * lock another process holds (`phase: 'long'`), or such a wait ended (`'ended'`).
+   */
+  'store:lock-wait': LockWait;
   /** One batch of `baton.jobs.retryMany` went back to queued (ids ascending): this process's workers claim at once. */
   'jobs:retried': { ids: number[] };
 }

@@ -32,6 +32,8 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_concurrency_key_jobs` | gauge | queue, key, state | running and queued jobs of the 20 busiest concurrency keys, at scrape |
  * | `baton_queue_latency_seconds` | gauge | queue | age of each queue's oldest due queued job (now − its runAt), 0 when none is due, at scrape |
  * | `baton_queue_unserved_jobs` | gauge | queue, task | due queued jobs of a task that no live worker serving the queue registers (they wait for ever), at scrape; no series when every due job has a worker |
+ * | `baton_store_lock_waits_total` | counter | op | SQLite: store operations of this process that waited over 1 s for the write lock another process held |
+ * | `baton_store_lock_wait_seconds` | gauge | — | SQLite: how long the longest such wait still in progress has waited, 0 when none, at scrape |
  * | `baton_http_event_clients` | gauge | — | `GET /api/events` streams open on the HTTP app (registered by createHttpApp on this registry; at most its eventsMaxClients) |
  */
 export interface Metrics {
@@ -199,6 +201,26 @@ export function createMetrics(baton: Baton): Metrics {
       worker.on('jobs:vacuumed', () => vacuums.inc()),
     );
   };
+  // Long waits for SQLite's write lock in progress: per operation, when each began (performance.now() ms).
+  const lockWaits = new Map<string, number[]>();
+  const lockWaitsTotal = counter('baton_store_lock_waits_total', 'SQLite store operations of this process that waited over 1 s for the write lock another process held', ['op']);
+  new Gauge({
+    name: 'baton_store_lock_wait_seconds',
+    help: 'SQLite: how long the longest wait for the write lock still in progress in this process has waited, 0 when none',
+    registers: [registry],
+    collect() {
+      const oldest = Math.min(...[...lockWaits.values()].flat());
+      this.set(Number.isFinite(oldest) ? (performance.now() - oldest) / 1000 : 0);
+    },
+  });
+  offs.push(baton.on('store:lock-wait', ({ op, phase, waitedMs }) => {
+    const began = lockWaits.get(op) ?? [];
+    if (phase === 'long') {
+      lockWaitsTotal.inc({ op });
+      lockWaits.set(op, [...began, performance.now() - waitedMs]);
+    } else if (began.length > 1) lockWaits.set(op, began.slice(1));
+    else lockWaits.delete(op);
+  }));
   offs.push(baton.on('job:enqueued', ({ job }) => enqueued.inc(labels(job))));
   offs.push(baton.on('worker:created', ({ worker }) => watch(worker)));
   for (const worker of baton.localWorkers()) watch(worker);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { BatonError, StoreError } from '../errors.js';
+import type { LockWait } from './sqlite/busy.js';
 import type { Store } from './store.js';
 
 /** Called after every store operation: its name, duration in ms, and error if any. */
@@ -52,4 +53,17 @@ function methodNames(store: Store): string[] {
     for (const name of Object.getOwnPropertyNames(proto)) if (name !== 'constructor') names.add(name);
   }
   return [...names];
+}
+
+/**
+ * Logs a long wait for SQLite's write lock: one warn line when it passes the report
+ * threshold (the operation, how long so far), one info line when it ends (how long in
+ * all, and how: the lock taken, or the wait's budget spent).
+ */
+export function logLockWait(logger: Logger, wait: LockWait): void {
+  if (wait.phase === 'long') {
+    logger.warn({ op: wait.op, waitedMs: wait.waitedMs }, `store operation ${wait.op} has waited ${wait.waitedMs} ms for the database's write lock: another process holds it`);
+  } else {
+    logger.info({ op: wait.op, waitedMs: wait.waitedMs, outcome: wait.outcome }, `store operation ${wait.op} waited ${wait.waitedMs} ms for the write lock; ${wait.outcome === 'acquired' ? 'it has it now' : wait.outcome === 'gave-up' ? 'gave up (its lock budget is spent)' : 'failed'}`);
+  }
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { importPeer } from '../import-peer.js';
 import { parseDirectUrl, parsePostgresUrl } from './postgres/url.js';
+import type { LockWait } from './sqlite/busy.js';
 import type { Store } from './store.js';
 
 /** The database URL used when none is given: `BATON_DATABASE_URL`, else `sqlite:./baton.db`. */
@@ -20,6 +21,8 @@ export function defaultDatabaseUrl(): string {
  * the database package it uses (optional peer dependencies).
  *
  * @param options.onError - receives connection errors a driver survives (Postgres idle/LISTEN connections)
+ * @param options.onLockWait - SQLite only: told of each long wait for another process's
+ *   write lock and of its end (SqliteStoreOptions.onLockWait)
  * @param options.readOnly - open for reading only (the opener then calls
  *   `schemaCheck`, not `migrate`): SQLite opens the file read-only (it must exist;
  *   see SqliteStoreOptions.readOnly); PostgreSQL's connections refuse writes
@@ -31,14 +34,14 @@ export function defaultDatabaseUrl(): string {
  */
 export async function openStore(
   url: string,
-  options: { onError?: (error: unknown, where: string) => void; readOnly?: boolean; directUrl?: string | undefined } = {},
+  options: { onError?: (error: unknown, where: string) => void; onLockWait?: (wait: LockWait) => void; readOnly?: boolean; directUrl?: string | undefined } = {},
 ): Promise<Store> {
-  const { onError, readOnly = false, directUrl } = options;
+  const { onError, onLockWait, readOnly = false, directUrl } = options;
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
   if (sqlite) {
     if (directUrl !== undefined) throw new ConfigError(`a direct database URL (directDatabase, BATON_DIRECT_DATABASE_URL) applies to PostgreSQL only, not to ${JSON.stringify(redact(url))}`);
     const { SqliteStore } = await importPeer('better-sqlite3', () => import('./sqlite/store.js'));
-    return new SqliteStore(sqlite[1]!, { readOnly });
+    return new SqliteStore(sqlite[1]!, { readOnly, ...(onLockWait ? { onLockWait } : {}) });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const { connectionString, ...settings } = parsePostgresUrl(url, redact(url));

@@ -6,7 +6,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/observe/metrics.js';
 import { openStore } from '../../src/store/open.js';
 import { RELEASE_BUDGET_MS } from '../../src/worker/shutdown.js';
 import type { NewJob, Store } from '../../src/store/store.js';
@@ -121,5 +123,43 @@ describe('SIGTERM to a worker process while another process holds the write lock
     expect(exitedAt).toBeLessThan((locked.at as number) + holdMs);
     expect((stopped.summary as { unreleased: number[] }).unreleased).toEqual([running.id]);
     locker.kill('SIGKILL');
+  });
+});
+
+describe('a long wait for the write lock another process holds (issue 31)', () => {
+  it('is logged once when it passes 1 s (operation, time so far) and once when it ends, and shows in the metrics meanwhile', async () => {
+    const { url, path } = tempDatabase();
+    const lines: Array<{ level: number; msg: string; op?: string; waitedMs?: number; outcome?: string }> = [];
+    let warned!: () => void;
+    const warnedOnce = new Promise<void>((resolve) => (warned = resolve));
+    const logger = pino({ level: 'info' }, {
+      write: (text: string) => {
+        const line = JSON.parse(text) as (typeof lines)[number];
+        lines.push(line);
+        if (line.level === 40 && line.op) warned();
+      },
+    });
+    const baton = await openBaton({ database: url, logger });
+    const metrics = createMetrics(baton);
+    const locker = spawnTs(fileURLToPath(new URL('../fixtures/sqlite-write-lock.ts', import.meta.url)), [path, '3000']);
+    await locker.waitFor((m) => m.type === 'locked', 'the lock');
+    const enqueued = baton.enqueue('anything', { n: 1 });
+
+    await warnedOnce;
+    const during = await metrics.text();
+    expect(during).toMatch(/^baton_store_lock_waits_total\{op="jobInsertMany"\} 1$/m);
+    const waiting = Number(/^baton_store_lock_wait_seconds (\S+)$/m.exec(during)![1]);
+    expect(waiting).toBeGreaterThanOrEqual(1);
+    await locker.waitFor((m) => m.type === 'released', 'the release');
+    const job = await enqueued;
+    expect((await baton.getJob(job.id)).state).toBe('queued');
+
+    const reported = lines.filter((l) => l.op !== undefined);
+    expect(reported.map((l) => [l.level, l.op, l.outcome])).toEqual([[40, 'jobInsertMany', undefined], [30, 'jobInsertMany', 'acquired']]);
+    expect(reported[0]!.msg).toMatch(/jobInsertMany has waited \d+ ms for the database's write lock: another process holds it/);
+    expect(reported[1]!.waitedMs).toBeGreaterThanOrEqual(reported[0]!.waitedMs!);
+    const after = await metrics.text();
+    expect(after).toMatch(/^baton_store_lock_wait_seconds 0$/m);
+    metrics.close();
   });
 });

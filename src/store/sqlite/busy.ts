@@ -22,11 +22,33 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
+ * How long an operation waits for the write lock before the wait is reported
+ * ({@link LockWait} `phase: 'long'`), ms. Longer than any wait this process's own
+ * writers cause one another (a transaction takes milliseconds), so a report means
+ * another process holds the lock: a VACUUM, a backup, a stuck script.
+ */
+export const LOCK_WAIT_REPORT_MS = 1000;
+
+/**
+ * A wait for the write lock that passed {@link LOCK_WAIT_REPORT_MS} (`long`, reported
+ * once), and its end (`ended`, reported only after a `long`): `op` is the store
+ * operation waiting, `waitedMs` how long it has waited so far (ms), `outcome` how it
+ * ended: the lock taken, the wait's budget spent (`gave-up`), or another error.
+ */
+export interface LockWait {
+  op: string;
+  phase: 'long' | 'ended';
+  waitedMs: number;
+  outcome?: 'acquired' | 'gave-up' | 'failed';
+}
+
+/**
  * Runs `attempt` and, while it is refused with SQLITE_BUSY, runs it again after a
  * pause, without blocking the event loop: 1, 2, 4 … ms doubling up to 50 ms, each
  * with up to 50% random jitter (so two waiting processes do not retry in step),
  * until `budgetMs` has passed since the first try; then the last SQLITE_BUSY error
- * is thrown. Other errors are thrown at once.
+ * is thrown. Other errors are thrown at once. A wait past {@link LOCK_WAIT_REPORT_MS}
+ * is reported to `report` as `op`, once when it passes that and once when it ends.
  *
  * Retrying a whole operation is safe because each SQLite store operation is one
  * statement or one `BEGIN IMMEDIATE` transaction: SQLITE_BUSY means it wrote nothing
@@ -34,27 +56,45 @@ export function isBusy(error: unknown): boolean {
  *
  * @param budgetMs - how long the caller may wait for the lock in total, ms (≥ 0)
  */
-export async function whenUnlocked<T>(attempt: () => Promise<T>, budgetMs: number): Promise<T> {
-  const deadline = performance.now() + budgetMs;
+export async function whenUnlocked<T>(attempt: () => Promise<T>, budgetMs: number, report?: { op: string; to: (wait: LockWait) => void }): Promise<T> {
+  const started = performance.now();
+  const deadline = started + budgetMs;
+  let reported = false;
+  const ended = (outcome: LockWait['outcome']) => {
+    if (reported) report!.to({ op: report!.op, phase: 'ended', waitedMs: Math.round(performance.now() - started), outcome });
+  };
   for (let delay = 1; ; delay = Math.min(delay * 2, MAX_BACKOFF_MS)) {
+    let value: T;
     try {
-      return await attempt();
+      value = await attempt();
     } catch (error) {
       const pause = delay * (1 + Math.random() / 2);
-      if (!isBusy(error) || performance.now() + pause > deadline) throw error;
+      const now = performance.now();
+      if (!isBusy(error) || now + pause > deadline) {
+        ended(isBusy(error) ? 'gave-up' : 'failed');
+        throw error;
+      }
+      if (report && !reported && now - started >= LOCK_WAIT_REPORT_MS) {
+        reported = true;
+        report.to({ op: report.op, phase: 'long', waitedMs: Math.round(now - started) });
+      }
       await new Promise((resolve) => setTimeout(resolve, pause));
+      continue;
     }
+    ended('acquired');
+    return value;
   }
 }
 
 /**
  * The SQLite driver's operations, each retried by {@link whenUnlocked} for up to the
- * context's `busyTimeoutMs`.
+ * context's `busyTimeoutMs`, long waits reported to its `onLockWait`.
  */
 export function retryWhileBusy(operations: Operations<SqliteContext>): Operations<SqliteContext> {
   const retrying: Record<string, unknown> = {};
   for (const [name, operation] of Object.entries(operations) as Array<[string, (context: SqliteContext, params: unknown) => Promise<unknown>]>) {
-    retrying[name] = (context: SqliteContext, params: unknown) => whenUnlocked(async () => operation(context, params), context.busyTimeoutMs);
+    const report = (context: SqliteContext) => (context.onLockWait ? { op: name, to: context.onLockWait } : undefined);
+    retrying[name] = (context: SqliteContext, params: unknown) => whenUnlocked(async () => operation(context, params), context.busyTimeoutMs, report(context));
   }
   return retrying as Operations<SqliteContext>;
 }

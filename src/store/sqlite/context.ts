@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { LockWait } from './busy.js';
 
 /**
  * What the SQLite operations (jobs.ts, leases.ts, …) work with: the store's one
@@ -8,6 +9,8 @@ export interface SqliteContext {
   readonly db: Database.Database;
   /** How long an operation may wait for another process's write lock in total, ms (see busy.ts). */
   readonly busyTimeoutMs: number;
+  /** Told of each wait for the write lock past LOCK_WAIT_REPORT_MS, and of its end (busy.ts). */
+  readonly onLockWait?: ((wait: LockWait) => void) | undefined;
   /** The prepared statement of `text`, prepared once per connection. */
   sql(text: string): Database.Statement;
   /**

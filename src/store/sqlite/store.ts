@@ -11,7 +11,7 @@ import * as jobBulk from './job-bulk.js';
 import * as jobs from './jobs.js';
 import * as leases from './leases.js';
 import { migrations as sqliteMigrations } from './migrations/index.js';
-import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
+import { type LockWait, LOCK_WAIT_REPORT_MS, retryWhileBusy, SYNC_BUSY_TIMEOUT_MS, whenUnlocked } from './busy.js';
 import { watchChanges } from './notifier.js';
 import { flatTransaction } from './transaction.js';
 import * as queues from './queues.js';
@@ -39,6 +39,11 @@ export interface SqliteStoreOptions {
    * write instead of failing it. @defaultValue 30000
    */
   busyTimeoutMs?: number;
+  /**
+   * Told when an operation has waited {@link LOCK_WAIT_REPORT_MS} for another process's
+   * write lock, and again when that wait ends (busy.ts). @defaultValue none
+   */
+  onLockWait?: (wait: LockWait) => void;
   /** Migrations to apply (tests pass extra ones). @defaultValue the shipped ones */
   migrations?: Migration[];
   /**
@@ -103,6 +108,7 @@ export class SqliteStore extends DriverStore<SqliteContext> {
       {
         db,
         busyTimeoutMs,
+        onLockWait: options.onLockWait,
         sql,
         transaction: (fn) => flatTransaction(db, sql, fn),
       },
