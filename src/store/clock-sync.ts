@@ -7,6 +7,12 @@ export const CLOCK_SKEW_WARN_MS = 1000;
 /** @defaultValue 60 s: how often the offset is measured again. */
 const SYNC_INTERVAL_MS = 60_000;
 
+/** How often this host's wall clock is compared with its monotonic clock, ms. */
+const STEP_CHECK_MS = 1000;
+
+/** A change of wall clock minus monotonic clock larger than this between two checks is a step of the wall clock, ms. */
+export const CLOCK_STEP_MS = 1000;
+
 /**
  * Keeps {@link Store.clock} on the database's time: {@link ClockSync.runOnce}
  * measures the offset once (`store.clockSync()`), `start()` does so every
@@ -21,7 +27,10 @@ export class ClockSync {
   readonly #logger: Logger;
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
+  #stepTimer: NodeJS.Timeout | undefined;
   #warned = false;
+  /** `Date.now() − performance.now()` at the latest step check, ms. */
+  #wallMinusMonotonic = Date.now() - performance.now();
 
   constructor(deps: { store: Store; logger: Logger; intervalMs?: number }) {
     this.#store = deps.store;
@@ -62,15 +71,42 @@ export class ClockSync {
     return reading;
   }
 
-  /** Measures again every interval (unref'd: never keeps the process alive). */
+  /**
+   * Measures again every interval, and at once after a step of this host's wall clock
+   * (checked every {@link STEP_CHECK_MS} ms; logged at warn). Unref'd timers: they never
+   * keep the process alive.
+   */
   start(): void {
     if (this.#timer) return;
     this.#timer = setInterval(() => void this.runOnce(), this.#intervalMs);
     this.#timer.unref();
+    this.#wallMinusMonotonic = Date.now() - performance.now();
+    this.#stepTimer = setInterval(() => void this.checkStep(), STEP_CHECK_MS);
+    this.#stepTimer.unref();
+  }
+
+  /**
+   * Compares this host's wall clock with its monotonic clock: when their difference moved
+   * by more than {@link CLOCK_STEP_MS} since the last check, the wall clock was stepped
+   * (NTP, a VM resumed, an operator): logs it and measures the offset again at once.
+   * Baton's time on PostgreSQL is carried on the monotonic clock between measurements
+   * (ServerClock), so a step never moved it; on SQLite it is this host's clock itself.
+   * @returns the step, ms (positive: forward), or 0 when none was seen
+   */
+  async checkStep(): Promise<number> {
+    const now = Date.now() - performance.now();
+    const stepMs = Math.round(now - this.#wallMinusMonotonic);
+    this.#wallMinusMonotonic = now;
+    if (Math.abs(stepMs) <= CLOCK_STEP_MS) return 0;
+    this.#logger.warn({ stepMs }, `this host's wall clock stepped ${stepMs > 0 ? 'forward' : 'back'} by ${Math.abs(stepMs)} ms; measuring the offset to the database's clock again now`);
+    await this.runOnce();
+    return stepMs;
   }
 
   stop(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#stepTimer);
     this.#timer = undefined;
+    this.#stepTimer = undefined;
   }
 }

@@ -7,8 +7,8 @@
  * process runs on the database's host, so `Date.now()` here is the database's time.
  */
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
-import { defineTask, type Baton } from 'baton-jobs';
+import { describe, expect, it, vi } from 'vitest';
+import { defineSchedule, defineTask, type Baton, type Worker, type WorkerEvents } from 'baton-jobs';
 import { Rescuer } from '../../src/maintenance/rescuer.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { openBaton, tempDatabase, testLogger } from '../helpers/db.js';
@@ -99,3 +99,55 @@ describe('a host whose clock is 90 s ahead of the database', () => {
     expect(await healthy.getJob(job.id)).toMatchObject({ state: 'completed', attempt: 1, errors: [] });
   });
 });
+
+describe('a step of the host clock (issue 31)', () => {
+  it('moves neither Baton\'s time nor its schedules: no tick early, none reported missed; the step is logged and the offset measured again at once', async () => {
+    const realNow = Date.now.bind(Date);
+    const lines: Array<Record<string, unknown>> = [];
+    let stepSeen!: () => void;
+    const stepLogged = new Promise<void>((resolve) => (stepSeen = resolve));
+    const logger = pino({ level: 'warn' }, {
+      write: (text: string) => {
+        const line = JSON.parse(text) as Record<string, unknown>;
+        lines.push(line);
+        if (typeof line.stepMs === 'number') stepSeen();
+      },
+    });
+    const baton = await openBaton({ database: tempDatabase().url, logger });
+    const tick = defineTask('tick', { handler: async () => undefined });
+    const worker = baton.worker({ tasks: [tick], schedules: [defineSchedule('every-second', { every: 1000, task: 'tick' })], scheduler: false });
+    const missed = collectAll(worker, 'schedule:missed');
+    const enqueued = collectAll(worker, 'schedule:enqueued');
+    await worker.start();
+    await worker.loops.scheduler();
+
+    const step = vi.spyOn(Date, 'now');
+    try {
+      for (const offsetMs of [-3_600_000, 3_600_000]) {
+        step.mockImplementation(() => realNow() + offsetMs); // the host's wall clock, stepped an hour
+        expect(Math.abs(baton.clock.now() - realNow())).toBeLessThan(1000);
+        await worker.loops.scheduler();
+        await worker.loops.scheduler(); // a pass after the step, however long the first took
+      }
+      await stepLogged;
+    } finally {
+      step.mockRestore();
+    }
+    await worker.loops.scheduler();
+    expect(missed).toEqual([]);
+    const ticks = enqueued.flatMap((e) => e.scheduledFor.map((d) => d.getTime()));
+    // Never an hour early (nor late): every tick enqueued is due by the real time.
+    for (const t of ticks) expect(Math.abs(t - realNow())).toBeLessThan(30_000);
+    const stepLine = lines.find((l) => typeof l.stepMs === 'number')!;
+    expect(Math.abs(Math.abs(stepLine.stepMs as number) - 3_600_000)).toBeLessThan(5_000);
+    expect(stepLine.msg).toMatch(/wall clock stepped (forward|back) by \d+ ms; measuring the offset/);
+    await worker.stop();
+  });
+});
+
+/** Every `name` event of `worker` from now on. */
+function collectAll<K extends 'schedule:missed' | 'schedule:enqueued'>(worker: Worker, name: K): Array<WorkerEvents[K]> {
+  const seen: Array<WorkerEvents[K]> = [];
+  worker.on(name, (event) => void seen.push(event));
+  return seen;
+}

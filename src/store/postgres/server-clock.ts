@@ -5,8 +5,8 @@ import type { ClockReading } from '../store.js';
 const READS = 3;
 
 /**
- * The database server's clock as seen from this host: `host.now()` plus the offset
- * measured by the latest {@link ServerClock.sync}. Why an offset rather than
+ * The database server's clock as seen from this host: the server's time read by the
+ * latest {@link ServerClock.sync}, carried forward on the monotonic clock. Why that rather than
  * `now()` inside each statement (River's `coalesce($now, now())`): much of what
  * depends on time is decided in this process — when a lease is about to run out,
  * when the next cron tick is due, a task's timeout, a service's next run — and
@@ -16,35 +16,47 @@ const READS = 3;
  */
 export class ServerClock implements Clock {
   readonly #host: Clock;
-  #offsetMs = 0;
+  /** The server's time at the latest sync (ms since the epoch) and `performance.now()` then; none before the first. */
+  #anchor: { serverMs: number; monotonicMs: number } | undefined;
 
   /** @param host - this host's clock (injectable so tests can simulate a skewed host) */
   constructor(host: Clock) {
     this.#host = host;
   }
 
-  /** Database time in ms since the epoch (host time until the first sync). */
+  /**
+   * Database time in whole ms since the epoch: the server's time at the latest sync plus the
+   * monotonic time elapsed since (host time until the first sync). Between syncs it never
+   * reads the host's wall clock, so a step of that clock (NTP, a VM resumed, an operator)
+   * cannot move it: before, a step forward of an hour put Baton's time an hour ahead until
+   * the next sync, a minute later, and the scheduler ran a tick an hour early (issue 31).
+   * The monotonic clock drifts from real time by parts per million: microseconds a minute.
+   */
   now(): number {
-    return this.#host.now() + this.#offsetMs;
+    const anchor = this.#anchor;
+    return anchor ? Math.floor(anchor.serverMs + (performance.now() - anchor.monotonicMs)) : this.#host.now();
   }
 
   /**
    * Takes {@link READS} reads of the server's clock with `readServerMs` (ms since
-   * the epoch, sub-millisecond) and keeps the one with the shortest round trip; its
-   * offset is the server's time minus the midpoint of that round trip on the host
-   * clock, rounded to a whole ms.
+   * the epoch, sub-millisecond) and keeps the one with the shortest round trip (timed
+   * on the monotonic clock): the server's time then anchors {@link now} at that round
+   * trip's midpoint. Its reported offset is the server's time minus that midpoint on the
+   * host's clock, rounded to a whole ms (what a skew warning quotes).
    * @throws what `readServerMs` throws (the offset is then left as it was)
    */
   async sync(readServerMs: () => Promise<number>): Promise<ClockReading> {
-    let best: ClockReading | undefined;
+    let best: { reading: ClockReading; serverMs: number; monotonicMs: number } | undefined;
     for (let i = 0; i < READS; i++) {
-      const sent = this.#host.now();
+      const host = this.#host.now();
+      const sent = performance.now();
       const server = await readServerMs();
-      const received = this.#host.now();
-      const reading = { offsetMs: Math.round(server - (sent + received) / 2), roundTripMs: received - sent };
-      if (!best || reading.roundTripMs < best.roundTripMs) best = reading;
+      const received = performance.now();
+      const roundTripMs = received - sent;
+      const reading = { offsetMs: Math.round(server - (host + roundTripMs / 2)), roundTripMs: Math.round(roundTripMs) };
+      if (!best || roundTripMs < best.reading.roundTripMs) best = { reading, serverMs: server, monotonicMs: (sent + received) / 2 };
     }
-    this.#offsetMs = best!.offsetMs;
-    return best!;
+    this.#anchor = { serverMs: best!.serverMs, monotonicMs: best!.monotonicMs };
+    return best!.reading;
   }
 }
