@@ -10,6 +10,27 @@ import type { CatchUp } from './schedule.js';
  */
 export const ON_TIME_GRACE_MS = 10_000;
 
+/**
+ * The longest gap between two passes of one scheduler that still counts as that
+ * scheduler running late rather than down, 60 s: a tick that came due since its previous
+ * pass is on time when that pass began at most this long ago, however late this pass is
+ * (a slow store, a busy event loop, a lock another process held), so a scheduler that was
+ * running never drops a tick as missed (issue 31). A longer gap (a process frozen, a
+ * machine suspended) is downtime, and its ticks follow the catchUp policy.
+ */
+export const MAX_PASS_GAP_MS = 60_000;
+
+/**
+ * The on-time grace of a pass at `now` whose scheduler's previous pass began at
+ * `previousPass` (ms since the epoch; undefined for its first pass): at least
+ * {@link ON_TIME_GRACE_MS}, stretched to cover the gap since that pass up to
+ * {@link MAX_PASS_GAP_MS}.
+ */
+export function onTimeGrace(now: number, previousPass: number | undefined): number {
+  if (previousPass === undefined || now - previousPass > MAX_PASS_GAP_MS) return ON_TIME_GRACE_MS;
+  return Math.max(ON_TIME_GRACE_MS, now - previousPass);
+}
+
 /** Ticks walked one by one before jumping near `now` (a schedule that was down for years). */
 const MAX_WALK = 10_000;
 
@@ -28,12 +49,12 @@ export interface TickPlan {
 /**
  * Plans a due schedule whose stored next run is `first` (a tick, <= now): which of
  * the ticks in [first, now] to enqueue under `catchUp`, and the next run after now.
- * - on-time ticks (within {@link ON_TIME_GRACE_MS}) are enqueued under every policy;
+ * - on-time ticks (within `graceMs`, {@link onTimeGrace}) are enqueued under every policy;
  * - `none`: missed ticks are dropped; `latest`: the newest missed tick is enqueued
  *   when no tick is on time; `all`: every missed tick, the most recent `limit`.
  * At most `limit` ticks are enqueued in any case.
  */
-export function planTicks(cadence: ParsedCadence, first: number, now: number, catchUp: CatchUp, limit: number): TickPlan {
+export function planTicks(cadence: ParsedCadence, first: number, now: number, catchUp: CatchUp, limit: number, graceMs = ON_TIME_GRACE_MS): TickPlan {
   const kept: number[] = []; // the newest `limit` due ticks
   let count = 0;
   let oldest: number | null = null;
@@ -53,8 +74,8 @@ export function planTicks(cadence: ParsedCadence, first: number, now: number, ca
     }
     t = cadence.next(new Date(t))?.getTime() ?? null;
   }
-  const onTime = kept.filter((tick) => now - tick <= ON_TIME_GRACE_MS);
-  const late = kept.filter((tick) => now - tick > ON_TIME_GRACE_MS);
+  const onTime = kept.filter((tick) => now - tick <= graceMs);
+  const late = kept.filter((tick) => now - tick > graceMs);
   let enqueue: number[];
   if (catchUp === 'all') enqueue = kept;
   else if (onTime.length > 0 || late.length === 0) enqueue = onTime;

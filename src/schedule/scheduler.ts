@@ -6,7 +6,7 @@ import type { Tracing } from '../observe/tracing.js';
 import { scheduleConcurrencyKey, type ConcurrencyStrategy } from '../job/concurrency.js';
 import type { NewJob, ScheduleRecord, Store } from '../store/store.js';
 import type { ParsedCadence } from './cron.js';
-import { planTicks } from './plan.js';
+import { onTimeGrace, planTicks } from './plan.js';
 import { cadenceOf, type Overlap } from './schedule.js';
 
 /** Longest sleep between two looks at the schedules table, in ms (changes made elsewhere are seen this fast). */
@@ -70,6 +70,8 @@ export class Scheduler {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
+  /** When this scheduler's latest completed pass began (its `now`), ms since the epoch. */
+  #previousPass: number | undefined;
 
   constructor(deps: SchedulerDeps) {
     this.#deps = deps;
@@ -94,10 +96,15 @@ export class Scheduler {
    * @throws StoreError (the loop reports it through onError)
    */
   async runOnce(now = this.#deps.clock.now()): Promise<number | null> {
+    const graceMs = onTimeGrace(now, this.#previousPass);
     for (;;) {
       const { due, earliest } = await this.#deps.store.scheduleDue({ now, limit: BATCH });
-      for (const schedule of due) await this.#tick(schedule, now);
-      if (due.length < BATCH) return due.length === 0 ? earliest : (await this.#deps.store.scheduleDue({ now, limit: 0 })).earliest;
+      for (const schedule of due) await this.#tick(schedule, now, graceMs);
+      if (due.length < BATCH) {
+        const next = due.length === 0 ? earliest : (await this.#deps.store.scheduleDue({ now, limit: 0 })).earliest;
+        this.#previousPass = Math.max(now, this.#previousPass ?? now);
+        return next;
+      }
     }
   }
 
@@ -126,7 +133,7 @@ export class Scheduler {
     return cadence;
   }
 
-  async #tick(schedule: ScheduleRecord, now: number): Promise<void> {
+  async #tick(schedule: ScheduleRecord, now: number, graceMs: number): Promise<void> {
     const { logger, events } = this.#deps;
     let cadence: ParsedCadence;
     try {
@@ -136,7 +143,7 @@ export class Scheduler {
       return;
     }
     const expected = schedule.nextRunAt!;
-    const plan = planTicks(cadence, expected, now, schedule.catchUp, schedule.catchUpLimit);
+    const plan = planTicks(cadence, expected, now, schedule.catchUp, schedule.catchUpLimit, graceMs);
     const jobs = plan.enqueue.map((tick) => ({
       queue: schedule.queue,
       task: schedule.task,

@@ -207,6 +207,25 @@ describe('ticks: exactly once across instances (compare-and-set with the enqueue
   });
 });
 
+describe('a scheduler running late is not down (issue 31)', () => {
+  it("0/59 * * * * * with passes 12 s apart (a slow store, a busy loop): the :59 tick seen 11.5 s late is enqueued, not dropped as missed", async () => {
+    const clock = manualClock(T('2026-03-01T10:00:58Z'));
+    const baton = await openBaton({ clock });
+    const worker = baton.worker({ tasks: [], scheduler: true });
+    await baton.schedule('edge', { cron: '0/59 * * * * *', task: 'noop', catchUp: 'latest' });
+    const missed = record(worker, 'schedule:missed');
+    await worker.loops.scheduler(T('2026-03-01T10:00:58Z')); // nothing due: the next tick is 10:00:59
+    clock.set(T('2026-03-01T10:01:10.500Z'));
+    await worker.loops.scheduler(T('2026-03-01T10:01:10.500Z'));
+    expect((await scheduledJobs(baton, 'edge')).map((j) => j.scheduledFor!.toISOString())).toEqual(['2026-03-01T10:00:59.000Z', '2026-03-01T10:01:00.000Z']);
+    expect(missed).toEqual([]);
+    // A gap past 60 s is downtime: the catchUp policy applies (latest: the newest late tick only).
+    clock.set(T('2026-03-01T10:03:30Z'));
+    await worker.loops.scheduler(T('2026-03-01T10:03:30Z'));
+    expect(missed.map((m) => m.missed)).toEqual([3]);
+  });
+});
+
 describe('catch-up after downtime (C17)', () => {
   /** Declares F = every 5 min and Y = yearly at 10:02, then the whole cluster is down until 12:03. */
   async function downtime(catchUp: 'none' | 'latest' | 'all') {
