@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createBaton, type Baton } from '../baton.js';
 import type { AnyTask } from '../job/task.js';
@@ -7,6 +7,7 @@ import { createLogger } from '../observe/logger.js';
 import { MAX_RUN_AT, MIN_RUN_AT } from '../client/enqueue.js';
 import { ValidationError, type ValidationSubject } from '../errors.js';
 import { parseIsoDateTime } from '../validation.js';
+import { DEFAULT_PAYLOAD_LIMIT } from '../job/payload.js';
 
 /**
  * Parsers and helpers shared by the commands. A parser throws commander's
@@ -88,25 +89,55 @@ export async function readJsonOption(flag: string, value: string, stdin: NodeJS.
   if (value === '-') {
     source = ' (from stdin)';
     if ((stdin as { isTTY?: boolean }).isTTY) process.stderr.write(`${flag} -: reading JSON from the terminal; end it with Ctrl-D\n`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    text = decodeUtf8(flag, source, Buffer.concat(chunks));
+    text = decodeUtf8(flag, source, await readBounded(flag, source, stdin));
   } else if (value.startsWith('@')) {
     const file = value.slice(1);
     source = ` (from ${file})`;
-    let bytes: Buffer;
+    let stream: NodeJS.ReadableStream;
     try {
-      bytes = await readFile(file);
+      stream = await openFile(file);
     } catch (error) {
       throw new UsageError(`${flag}: cannot read ${file}: ${firstLine(error)}`);
     }
-    text = decodeUtf8(flag, source, bytes);
+    text = decodeUtf8(flag, source, await readBounded(flag, source, stream));
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new UsageError(`${flag}${source}: not valid JSON (${firstLine(error)})`);
+    // Text from a file or stdin is not echoed (V8's message quotes its start): it may be anything, a secret included.
+    const at = /at position (\d+)/.exec(String((error as Error).message))?.[1];
+    throw new UsageError(`${flag}${source}: not valid JSON (${source ? (at ? `at character ${at}` : 'malformed or incomplete') : firstLine(error)})`);
   }
+}
+
+/**
+ * The most bytes `@FILE` or `-` is read up to, 4 MiB: room for a payload at the default
+ * payload limit (1 MiB, serialized compactly) written out pretty-printed; the payload
+ * limit itself is checked on the parsed value. Reading stops past it, so `@/dev/zero`
+ * or an endless pipe cannot fill memory.
+ */
+export const JSON_OPTION_READ_LIMIT = 4 * DEFAULT_PAYLOAD_LIMIT;
+
+/** A readable stream of `file`, opened (so a missing file fails here). */
+async function openFile(file: string): Promise<NodeJS.ReadableStream> {
+  const handle = await open(file, 'r');
+  return handle.createReadStream();
+}
+
+/** All of `stream`'s bytes, at most {@link JSON_OPTION_READ_LIMIT}. @throws UsageError past that (the stream is destroyed) */
+async function readBounded(flag: string, source: string, stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    bytes += buffer.length;
+    if (bytes > JSON_OPTION_READ_LIMIT) {
+      (stream as { destroy?: () => void }).destroy?.();
+      throw new UsageError(`${flag}${source}: more than ${JSON_OPTION_READ_LIMIT} bytes; a payload is at most ${DEFAULT_PAYLOAD_LIMIT} bytes as JSON (nothing enqueued)`);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Bytes → text, refusing invalid UTF-8. @throws UsageError naming the flag and source */

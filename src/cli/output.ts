@@ -9,18 +9,24 @@ import { jobView } from '../job/view.js';
  */
 
 /**
- * Characters a terminal may obey instead of showing: C0 controls (ESC starts
- * `\u001b[2J` and OSC title sequences, CR rewrites a line, LF fakes one), DEL, C1
- * controls (U+009B is a one-character CSI), lone surrogates, the line and paragraph
- * separators, and the bidirectional overrides and isolates (U+202E shows text
- * reversed). Zero-width joiners and other format characters are left alone: emoji
- * sequences need them and they move no cursor.
+ * Characters beyond C0, C1 and DEL that a terminal obeys or that show as nothing: the
+ * line and paragraph separators, the bidirectional marks, overrides and isolates (U+202E
+ * shows text reversed), and the invisible ones that make two names look alike — zero
+ * width space U+200B, word joiner and invisible operators U+2060–U+2064, and U+FEFF
+ * (issue 31). The zero-width joiner and non-joiner (U+200C, U+200D) are left alone:
+ * emoji sequences and several scripts need them.
  */
-const CONTROL = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+const HIDDEN = '\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff';
+/**
+ * Characters shown escaped: C0 controls (ESC starts `\u001b[2J` and OSC title
+ * sequences, CR rewrites a line, LF fakes one), DEL, C1 controls (U+009B is a
+ * one-character CSI), lone surrogates, and {@link HIDDEN}.
+ */
+const CONTROL = new RegExp(`[\\p{Cc}\\p{Cs}${HIDDEN}]`, 'gu');
 /** The same, minus LF: for whole lines of output, whose line breaks are ours. */
-const CONTROL_BUT_LF = /(?!\n)[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
-/** What JSON.stringify leaves raw that a terminal may obey: DEL, C1, the line and paragraph separators, bidi controls. */
-const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_BUT_LF = new RegExp(`(?!\\n)[\\p{Cc}\\p{Cs}${HIDDEN}]`, 'gu');
+/** What JSON.stringify leaves raw of those: DEL, C1, and {@link HIDDEN}. */
+const JSON_RAW = new RegExp(`[\\u007f-\\u009f${HIDDEN}]`, 'g');
 
 const hex = (c: string) => {
   const code = c.charCodeAt(0);

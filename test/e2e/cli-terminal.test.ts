@@ -14,9 +14,11 @@ const CLEAR = `${ESC}[2J`;
 const TITLE = `${ESC}]0;pwned\u0007`;
 const CSI_C1 = '\u009b31m';
 const RLO = '\u202e';
+/** Invisible: a zero-width space and a BOM (issue 31); two keys differing by these look alike. */
+const INVISIBLE = '\u200b\ufeff';
 
 /** Raw bytes a terminal would obey: C0 controls other than LF, DEL, C1, bidi overrides/isolates, line/paragraph separators. */
-const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 async function hostileJob(db: ReturnType<typeof tempDatabase>): Promise<number> {
   const baton = await openBaton({ database: db.url });
@@ -27,7 +29,7 @@ async function hostileJob(db: ReturnType<typeof tempDatabase>): Promise<number> 
   await rawQuery(db, `UPDATE jobs SET task = ?, queue = ?, key = ?, errors = ?, progress = ? WHERE id = ?`, [
     `task${CLEAR}`,
     `q${TITLE}`,
-    `key\rX${RLO}`,
+    `key\rX${RLO}${INVISIBLE}`,
     errors,
     progress,
     job.id,
@@ -55,7 +57,7 @@ describe('CLI output of hostile job text', () => {
     expect(list.stdout.trim().split('\n')).toHaveLength(2); // header and one row: no faked line
 
     expect(one.stdout).toContain('task\\x1b[2J');
-    expect(one.stdout).toContain('key\\x0dX\\u202e');
+    expect(one.stdout).toContain('key\\x0dX\\u202e\\u200b\\ufeff');
     expect(one.stdout).toContain('boom\\x1b[2J\\x0d\\x0afake line\\x1b]0;pwned\\x07');
     expect(one.stdout).not.toMatch(/^fake line/m);
 
@@ -63,7 +65,7 @@ describe('CLI output of hostile job text', () => {
     const detail = JSON.parse(json.stdout) as { task: string; queue: string; key: string; errors: Array<{ message: string }>; progress: { message: string } };
     expect(detail.task).toBe(`task${CLEAR}`);
     expect(detail.queue).toBe(`q${TITLE}`);
-    expect(detail.key).toBe(`key\rX${RLO}`);
+    expect(detail.key).toBe(`key\rX${RLO}${INVISIBLE}`);
     expect(detail.errors[0]!.message).toBe(`boom${CLEAR}\r\nfake line${TITLE}`);
     expect(detail.progress.message).toBe(`${CSI_C1}half${RLO}done`);
     expect((JSON.parse(listJson.stdout) as Array<{ id: number }>).map((j) => j.id)).toEqual([id]);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { runCli } from '../helpers/cli.js';
+import { JSON_OPTION_READ_LIMIT } from '../../src/cli/options.js';
 
 describe('baton enqueue: options checked by the client', () => {
   it('out-of-range --priority, --max-attempts, --key, --timeout, --delay: exit 2 naming the flag, nothing enqueued', async () => {
@@ -90,6 +91,28 @@ describe('baton enqueue: options checked by the client', () => {
       expect(lines[0], name).toMatch(/^baton: --payload .*not valid UTF-8/);
     }
     expect(fromFile.stderr).toContain(file);
+    const baton = await openBaton({ database: db.url });
+    expect(await baton.listJobs()).toEqual([]);
+  });
+
+  it('--payload @/dev/zero and an endless stdin stop reading past the read limit with one line saying so; a non-JSON file is not echoed (issue 31)', async () => {
+    const db = tempDatabase();
+    const secret = join(tmpdir(), `baton-not-json-${process.pid}-${Date.now()}.txt`);
+    writeFileSync(secret, 'password=hunter2-do-not-echo\n');
+    const endless = Buffer.alloc(JSON_OPTION_READ_LIMIT + 1024, 0x20); // spaces: valid UTF-8, never JSON by itself
+    const [zero, piped, notJson] = await Promise.all([
+      runCli(['enqueue', 'greet', '--payload', '@/dev/zero', '--database', db.url]),
+      runCli(['enqueue', 'greet', '--payload', '-', '--database', db.url], { input: endless }),
+      runCli(['enqueue', 'greet', '--payload', `@${secret}`, '--database', db.url]),
+    ]);
+    for (const [name, run] of [['@/dev/zero', zero], ['stdin', piped]] as const) {
+      expect(run.code, `${name}: ${run.stderr}`).toBe(2);
+      expect(run.stderr.trim().split('\n'), name).toEqual([expect.stringMatching(new RegExp(`^baton: --payload \\(from .*\\): more than ${JSON_OPTION_READ_LIMIT} bytes; a payload is at most \\d+ bytes`))]);
+    }
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/^baton: --payload \(from .*\): not valid JSON/);
+    expect(notJson.stderr).not.toContain('hunter2');
+    expect(notJson.stderr).not.toContain('password');
     const baton = await openBaton({ database: db.url });
     expect(await baton.listJobs()).toEqual([]);
   });
