@@ -8,20 +8,44 @@ export function isLoopback(host: string): boolean {
 
 /** The tokens from options, else `BATON_API_TOKEN` (read-only) and `BATON_ADMIN_TOKEN` (admin). */
 export function tokensFromEnv(options: { readToken?: string | undefined; adminToken?: string | undefined }): { readToken?: string; adminToken?: string } {
-  const readToken = options.readToken ?? (process.env.BATON_API_TOKEN || undefined);
-  const adminToken = options.adminToken ?? (process.env.BATON_ADMIN_TOKEN || undefined);
+  const readToken = givenToken('--read-token', options.readToken) ?? givenToken('BATON_API_TOKEN', process.env.BATON_API_TOKEN || undefined);
+  const adminToken = givenToken('--admin-token', options.adminToken) ?? givenToken('BATON_ADMIN_TOKEN', process.env.BATON_ADMIN_TOKEN || undefined);
   return { ...(readToken ? { readToken } : {}), ...(adminToken ? { adminToken } : {}) };
 }
 
 /**
- * Refuses a non-loopback host when no token is configured: an open API on the
+ * A token as given, or undefined when not given. An empty or blank one is refused: an
+ * empty `--admin-token ''` used to drop the token silently, BATON_ADMIN_TOKEN with it.
+ * @throws ConfigError naming where the token came from
+ */
+function givenToken(from: string, token: string | undefined): string | undefined {
+  if (token !== undefined && token.trim() === '') throw new ConfigError(`${from} is ${token === '' ? 'empty' : 'blank'}: give a token, or leave it out`);
+  return token;
+}
+
+/**
+ * The shortest token accepted on a non-loopback host, in characters: 16, about 95 bits
+ * from a password generator's letters and digits (OWASP's session-id guidance asks for
+ * at least 64 bits of entropy). `openssl rand -hex 32` gives 64.
+ */
+export const MIN_NETWORK_TOKEN_LENGTH = 16;
+
+/**
+ * Refuses a non-loopback host when no token is configured, or one shorter than
+ * {@link MIN_NETWORK_TOKEN_LENGTH} (blanks around it not counted): an open API on the
  * network would let anyone enqueue and cancel jobs. Callers check it before they
  * open anything (`baton serve` before the database), {@link listen} again.
  * @throws ConfigError naming the host and how to set a token
  */
 export function refuseOpenNetwork(host: string, tokens: { readToken?: string; adminToken?: string }): void {
-  if (!tokens.readToken && !tokens.adminToken && !isLoopback(host)) {
+  if (isLoopback(host)) return;
+  if (!tokens.readToken && !tokens.adminToken) {
     throw new ConfigError(`refusing to serve on ${host} without a token: set BATON_ADMIN_TOKEN (and BATON_API_TOKEN for read-only access; baton serve also takes --admin-token), or listen on 127.0.0.1`);
+  }
+  for (const [name, token] of [['admin', tokens.adminToken], ['read', tokens.readToken]] as const) {
+    if (token !== undefined && token.trim().length < MIN_NETWORK_TOKEN_LENGTH) {
+      throw new ConfigError(`refusing to serve on ${host} with ${name === 'admin' ? 'an admin' : 'a read'} token of ${token.trim().length} characters: on a non-loopback host a token needs at least ${MIN_NETWORK_TOKEN_LENGTH} (try openssl rand -hex 32), or listen on 127.0.0.1`);
+    }
   }
 }
 

@@ -43,6 +43,22 @@ describe('CLI and the database', () => {
     expect(await databaseExists(db)).toBe(false);
   });
 
+  it("serve refuses an empty --admin-token (it silently dropped BATON_ADMIN_TOKEN) and, on a non-loopback host, a blank or short token; before it creates the database (issue 31)", async () => {
+    const db = tempDatabase();
+    const cases: Array<[string[], Record<string, string>, RegExp]> = [
+      [['--admin-token', ''], { BATON_ADMIN_TOKEN: 'a-long-enough-admin-token' }, /^baton: --admin-token is empty: give a token, or leave it out/],
+      [['--host', '0.0.0.0', '--admin-token', 'x'], {}, /^baton: refusing to serve on 0\.0\.0\.0 with an admin token of 1 characters: on a non-loopback host a token needs at least 16/],
+      [['--host', '0.0.0.0'], { BATON_ADMIN_TOKEN: '    ' }, /^baton: BATON_ADMIN_TOKEN is blank/],
+      [['--host', '0.0.0.0', '--admin-token', 'a-long-enough-admin-token', '--read-token', 'short'], {}, /^baton: refusing to serve on 0\.0\.0\.0 with a read token of 5 characters/],
+    ];
+    const runs = await Promise.all(cases.map(([flags, env]) => runCli(['serve', '--port', '0', ...flags, '--database', db.url], { env: { BATON_ADMIN_TOKEN: '', BATON_API_TOKEN: '', ...env } })));
+    runs.forEach((run, i) => {
+      expect(run.code, run.stderr).toBe(2);
+      expect(oneLine(run.stderr)).toMatch(cases[i]![2]);
+    });
+    expect(await databaseExists(db)).toBe(false);
+  });
+
   it('an empty --database (an unset shell variable) is refused naming database (exit 2), not taken for the default ./baton.db', async () => {
     const run = await runCli(['jobs', '--database', '']);
     expect(run.code).toBe(2);
