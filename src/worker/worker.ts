@@ -139,6 +139,12 @@ export class Worker {
       },
     };
     const onError = (loop: string, error: unknown, failures: number) => {
+      // A pass the stop abandoned (it waited on a store that could not answer) fails
+      // once the store is closed: expected, not an error worth an operator's attention.
+      if (this.#stopped) {
+        logger.debug({ err: error, loop }, 'background loop pass abandoned by the stop ended');
+        return;
+      }
       if (error === undefined) {
         logger.info({ loop, failures }, 'background loop recovered');
         return;
