@@ -36,13 +36,14 @@ function shiftedClock() {
 /**
  * A job running under a worker with a long lease and a slow heartbeat, its handler
  * held until `held.open()`: only an injected `now` (or a shifted clock) makes its
- * lease run out.
+ * lease run out. The holder has one slot, which attempt 1 keeps: once the job is
+ * requeued (keeping its place in line, so due at once) the holder cannot claim it.
  */
 async function heldRunningJob() {
   const baton = await openBaton();
   const held = gate();
   const task = heldTask(held.opened);
-  const holder = baton.worker({ tasks: [task], leaseTtl: 60_000, heartbeatInterval: 30_000 });
+  const holder = baton.worker({ tasks: [task], concurrency: 1, leaseTtl: 60_000, heartbeatInterval: 30_000 });
   const claimed = waitForEvent(holder, 'job:claimed');
   await holder.start();
   const job = await baton.enqueue(task, null);
@@ -75,8 +76,8 @@ describe('rescuer', () => {
     // The rescuer starts with its clock on time (its first passes find nothing to
     // rescue, and its first claim finds nothing queued), then jumps two minutes
     // ahead: its next timed rescue pass sees the lease expired. It polls only every
-    // hour, and the job is requeued to run at its own now, which the holder's
-    // clock has not reached: only the rescuer can claim it, and only if woken.
+    // hour, and the holder's one slot is still taken by attempt 1: only the
+    // rescuer can claim the requeued job, and only if woken.
     const clock = shiftedClock();
     const rescuer = baton.worker({ tasks: [task], clock, pollInterval: 3_600_000, rescueInterval: 50 });
     await rescuer.start();
