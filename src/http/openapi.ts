@@ -106,7 +106,7 @@ export const openApiDocument = {
         description: 'A job as lists show it: the fields of Job but payload, result, checkpoint and errors, which come as previews (GET /api/jobs/{id} has them whole)',
         properties: {
           id: { type: 'integer' }, queue: { type: 'string' }, task: { type: 'string' }, state: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] },
-          view: { enum: ['queued', 'delayed', 'retrying', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
+          view: { enum: ['queued', 'delayed', 'retrying', 'waiting', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
           payloadPreview: ref('Preview'), resultPreview: { oneOf: [ref('Preview'), { type: 'null' }] }, checkpointPreview: { oneOf: [ref('Preview'), { type: 'null' }] },
           errorCount: { type: 'integer' },
           lastError: { oneOf: [{ type: 'object', properties: { attempt: { type: 'integer' }, time: { type: 'string' }, message: ref('Preview') } }, { type: 'null' }] },
@@ -118,7 +118,7 @@ export const openApiDocument = {
         type: 'object',
         properties: {
           id: { type: 'integer' }, queue: { type: 'string' }, task: { type: 'string' }, payload: {}, state: { enum: ['queued', 'running', 'completed', 'failed', 'cancelled'] },
-          view: { enum: ['queued', 'delayed', 'retrying', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
+          view: { enum: ['queued', 'delayed', 'retrying', 'waiting', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] },
           priority: { type: 'integer' }, runAt: { type: 'string', format: 'date-time' }, attempt: { type: 'integer' }, maxAttempts: { type: 'integer' },
           timeoutMs: { type: ['integer', 'null'] }, key: { type: ['string', 'null'] }, progress: { type: ['object', 'null'] }, checkpoint: {}, result: {},
           errors: { type: 'array', items: { type: 'object', properties: { attempt: { type: 'integer' }, time: { type: 'string' }, message: { type: 'string' }, stack: { type: ['string', 'null'] } } } },
@@ -126,6 +126,7 @@ export const openApiDocument = {
           leaseOwner: { type: ['string', 'null'] }, leaseExpiresAt: { type: ['string', 'null'] }, scheduleName: { type: ['string', 'null'] }, scheduledFor: { type: ['string', 'null'] },
           concurrencyKey: { type: ['string', 'null'] }, concurrencyLimit: { type: ['integer', 'null'] },
           traceContext: { type: ['object', 'null'], additionalProperties: { type: 'string' }, description: 'the W3C trace context (traceparent, tracestate) of the enqueue, when it was traced' },
+          wait: { type: ['object', 'null'], properties: { kind: { enum: ['sleep', 'message'] }, until: { type: 'string', format: 'date-time' }, topic: { type: 'string' } }, description: 'what a waiting job waits for (a suspended ctx.sleep or ctx.receive); null otherwise' },
         },
       },
     },

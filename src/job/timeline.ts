@@ -1,5 +1,5 @@
 import type { JobTimelineRecord, StoredAttempt, StoredJobEvent } from '../store/types.js';
-import type { JobState } from './types.js';
+import { NEVER, type JobState } from './types.js';
 
 /**
  * A job's whole story, oldest first, as the API, the CLI and the dashboard show it:
@@ -10,6 +10,7 @@ import type { JobState } from './types.js';
  * enqueued
  *   → started (attempt n on worker W) ─┬→ released (shutdown; not counted) ─┐
  *                                      ├→ snoozed (not counted)            ─┤
+ *                                      ├→ waiting (suspended; not counted) ─┤
  *                                      ├→ rescued (lease expired)          ─┤→ started …
  *                                      ├→ retryScheduled (failed, counted) ─┘
  *                                      └→ completed | failed | cancelled  ─→ retried (by hand, fresh or not) → started …
@@ -25,6 +26,12 @@ export type TimelineEntry = TimelineBase &
     | { type: 'started' }
     /** Handed back at shutdown, attempt not counted; due at once, in its place in line: `runAt` is the job's own, kept. */
     | { type: 'released'; runAt: Date }
+    /**
+     * The run suspended on a durable wait (ctx.sleep, ctx.sleepUntil, ctx.receive) and
+     * handed the job back, attempt not counted: due at `runAt` (the wait's end, or at once
+     * when a message it waits for was already there), or when a message wakes it.
+     */
+    | { type: 'waiting'; runAt: Date; wait: 'sleep' | 'message'; topic: string | null }
     /** Handed back by its handler (ctx.snooze, SnoozeError, RateLimitedError) for `delayMs`, attempt not counted. */
     | { type: 'snoozed'; runAt: Date; delayMs: number; rateLimited: boolean }
     /** Its lease expired (the worker died or froze); the rescuer requeued, failed or cancelled it. The attempt counts. */
@@ -70,6 +77,10 @@ function summarize(e: Unsummarized): string {
       return `${n} started${on(e.worker)}`;
     case 'released':
       return `${n} released${on(e.worker)} at shutdown (not counted); due at once in its place in line (runAt ${iso(e.runAt)})`;
+    case 'waiting':
+      return e.wait === 'sleep'
+        ? `${n} suspended${on(e.worker)}: sleeps until ${iso(e.runAt)} (not counted; slot freed)`
+        : `${n} suspended${on(e.worker)}: waits for a message on "${e.topic}"${e.runAt.getTime() >= NEVER ? '' : ` until ${iso(e.runAt)}`} (not counted; slot freed)`;
     case 'snoozed':
       return `${n} snoozed${on(e.worker)} for ${e.delayMs} ms${e.rateLimited ? ' (rate limited)' : ''} (not counted); due again ${iso(e.runAt)}`;
     case 'rescued':
@@ -130,6 +141,8 @@ export function jobTimeline(record: JobTimelineRecord): TimelineEntry[] {
         return void push({ type: 'released', ...base, runAt: new Date(event.runAt) });
       case 'snoozed':
         return void push({ type: 'snoozed', ...base, runAt: new Date(event.runAt), delayMs: Math.max(0, event.runAt - event.at), rateLimited: event.rateLimited });
+      case 'waiting':
+        return void push({ type: 'waiting', ...base, runAt: new Date(event.runAt), wait: event.wait.kind, topic: event.wait.topic ?? null });
       case 'rescued':
         return void push({ type: 'rescued', ...base, outcome: event.outcome });
       case 'retryScheduled':

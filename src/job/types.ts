@@ -79,7 +79,21 @@ export interface Job<Payload = Json, Result = Json> {
    * (OpenTelemetry, see docs/observability.md, "Tracing"); null when nothing was traced.
    */
   traceContext: Record<string, string> | null;
+  /**
+   * What a queued job waits for (a run suspended by `ctx.sleep`, `ctx.sleepUntil` or
+   * `ctx.receive`: its view is `waiting`); null otherwise. Cleared when its next attempt ends.
+   */
+  wait: JobWait | null;
 }
+
+/**
+ * What a waiting job waits for: a time (`sleep`), or a message on `topic` (`message`)
+ * until `until` (the receive's timeout; {@link NEVER} when it has none).
+ */
+export type JobWait = { kind: 'sleep'; until: Date } | { kind: 'message'; topic: string; until: Date };
+
+/** The latest time a job can be due at: a wait with no end (a `receive` without a timeout) runs at it or when woken. 9999-12-31T23:59:59.999Z. */
+export const NEVER = 253402300799999;
 
 /**
  * The start of a stored value's text with its whole size: what job lists carry in place

@@ -56,6 +56,18 @@ export abstract class DriverStore<C> implements Store {
   jobRelease(params: StoreParams<'jobRelease'>) {
     return this.#operations.jobRelease(this.#context, params);
   }
+  jobStepList(params: StoreParams<'jobStepList'>) {
+    return this.#operations.jobStepList(this.#context, params);
+  }
+  jobStepSave(params: StoreParams<'jobStepSave'>) {
+    return this.#operations.jobStepSave(this.#context, params);
+  }
+  jobMessageSend(params: StoreParams<'jobMessageSend'>) {
+    return this.#operations.jobMessageSend(this.#context, params);
+  }
+  jobMessageTake(params: StoreParams<'jobMessageTake'>) {
+    return this.#operations.jobMessageTake(this.#context, params);
+  }
   jobCheckpoint(params: StoreParams<'jobCheckpoint'>) {
     return this.#operations.jobCheckpoint(this.#context, params);
   }

@@ -1,4 +1,4 @@
-import type { ClaimedJob, Job, JobError, JobState, JobSummary, Preview } from '../job/types.js';
+import type { ClaimedJob, Job, JobError, JobState, JobSummary, JobWait, Preview } from '../job/types.js';
 import type { JobTimelineRecord, NewJob, ScheduleRecord, ServiceRecord, StoredJobEvent, WorkerRecord } from './store.js';
 
 /**
@@ -58,6 +58,8 @@ export interface JobRowOf<Id, Time, Json> {
   /** The stored timeline (migration 18): a JSON array of StoredJobEvent. */
   timeline: Json;
   last_worker: string | null;
+  /** What a queued job waits for (migration 22): JSON `{ kind, until (ms), topic? }`, or null. */
+  wait: Json | null;
 }
 
 /** The columns of {@link JOB_SUMMARY_COLUMNS}: what a `jobs` row and a `jobList` row both hold. */
@@ -86,7 +88,7 @@ export type JobSummaryRowOf<Id, Time, Json> = JobFieldsRowOf<Id, Time, Json> & {
 /** The plain columns `jobList` reads (both drivers); the previews are each driver's expressions. */
 export const JOB_SUMMARY_COLUMNS = `id, queue, task, state, priority, run_at, attempt, max_attempts, timeout_ms, key, progress,
   cancel_requested_at, cancel_reason, created_at, started_at, finished_at, lease_owner, lease_expires_at,
-  schedule_name, scheduled_for, concurrency_key, concurrency_limit, trace_context`;
+  schedule_name, scheduled_for, concurrency_key, concurrency_limit, trace_context, wait`;
 
 /** A `schedules` row. */
 export interface ScheduleRowOf<Id, Time, Json, Bool> {
@@ -172,7 +174,21 @@ function readJobFields<I, T, J>(row: JobFieldsRowOf<I, T, J>, c: ColumnReader<I,
     concurrencyKey: row.concurrency_key ?? null,
     concurrencyLimit: row.concurrency_limit ?? null,
     traceContext: c.json(row.trace_context ?? null) as Job['traceContext'],
+    wait: readWait(c.json(row.wait ?? null) as StoredWait | null),
   };
+}
+
+/** A job's `wait` as stored: times in ms since the epoch. */
+interface StoredWait {
+  kind: JobWait['kind'];
+  until: number;
+  topic?: string;
+}
+
+/** The stored wait as a JobWait (times as Dates). */
+function readWait(stored: StoredWait | null): JobWait | null {
+  if (stored === null) return null;
+  return stored.kind === 'message' ? { kind: 'message', topic: stored.topic!, until: new Date(stored.until) } : { kind: 'sleep', until: new Date(stored.until) };
 }
 
 /** Maps a `jobs` row to the public Job shape (JSON parsed, times as Dates). */
@@ -243,6 +259,7 @@ export function insertedJob(job: NewJob, id: number, now: number): Job {
     concurrencyKey: job.concurrencyKey ?? null,
     concurrencyLimit: job.concurrencyLimit ?? null,
     traceContext: job.traceContext === undefined || job.traceContext === null ? null : (JSON.parse(job.traceContext) as Job['traceContext']),
+    wait: null,
     payload: JSON.parse(job.payload) as Job['payload'],
     checkpoint: null,
     result: null,

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
 import type { StoreChange, NewJob, InsertedJob, Completion, CompletedJobs, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue, QueueDeclaration, QueueSetting, QueueSettingsRecord } from './types.js';
+import type { WorkflowStore } from './workflow.js';
 
 /**
  * The storage driver interface. Every piece of persistence goes through it.
@@ -21,7 +22,7 @@ import type { StoreChange, NewJob, InsertedJob, Completion, CompletedJobs, Lease
  * workers), composed by {@link DriverStore}; test/conformance runs every method on
  * both drivers.
  */
-export interface Store {
+export interface Store extends WorkflowStore {
   /** Driver name: "sqlite" or "postgres". */
   readonly driver: string;
 
@@ -138,10 +139,18 @@ export interface Store {
    * Each released job's timeline gets, in the same statement, a `released` event
    * (cause `shutdown`) or a `snoozed` one, with the attempt it ends and its new runAt.
    * @param params.runAt - when the released jobs are due again, ms since the epoch (a snooze's now + delay); @defaultValue each job's own runAt
+   * A suspending release (cause `waiting`, issue 32: `ctx.sleep`, `ctx.receive`) stores
+   * `wait` on the job (its view is then `waiting`) with a `waiting` event, and makes it
+   * due at `runAt` (the wait's end) — or at once when it waits for a message on a topic
+   * with a pending message (sent while it ran; PostgreSQL: the rows are locked by a
+   * statement of their own first, so a send that held one is seen). The next end of an
+   * attempt clears `wait`.
    * @param params.cause - @defaultValue `'shutdown'`
+   * @param params.wait - with cause `waiting` only: the StoredWait's JSON text, `{ kind, until (ms), topic? }`
    * @returns ids released (leases lost meanwhile are left out)
+   * @throws Error when `wait` and cause `waiting` do not come together (a bug)
    */
-  jobRelease(params: { leases: Lease[]; now: number; runAt?: number; cause?: ReleaseCause }): Promise<number[]>;
+  jobRelease(params: { leases: Lease[]; now: number; runAt?: number; cause?: ReleaseCause; wait?: string }): Promise<number[]>;
 
   /** Fenced: stores the checkpoint (JSON text). @returns false when the lease was lost */
   jobCheckpoint(params: { id: number; token: number; checkpoint: string }): Promise<boolean>;
@@ -585,6 +594,7 @@ export interface ClockReading {
 
 /** The records the operations take and return. */
 export type * from './types.js';
+export type * from './workflow.js';
 
 /**
  * Thrown by {@link Store.schemaCheck} when the database file the store opened is no

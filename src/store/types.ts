@@ -115,6 +115,7 @@ export type StoredJobEvent = StoredAttempt &
     | { type: 'retryScheduled'; at: number; runAt: number; error: string }
     | { type: 'cancelRequested'; at: number; by: string | null; reason: string | null }
     | { type: 'promoted'; at: number; runAt: number }
+    | { type: 'waiting'; at: number; runAt: number; wait: { kind: 'sleep' | 'message'; until: number; topic?: string } }
     | { type: 'retried'; at: number; fresh?: boolean; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
   );
 
@@ -129,7 +130,7 @@ export interface JobTimelineRecord {
 }
 
 /** Why `jobRelease` hands jobs back. */
-export type ReleaseCause = 'shutdown' | 'snooze' | 'rateLimited';
+export type ReleaseCause = 'shutdown' | 'snooze' | 'rateLimited' | 'waiting';
 
 export interface CancelRequest {
   id: number;

@@ -1,7 +1,7 @@
 import type { Job } from '../../job/types.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import { date, type PgContext } from './context.js';
-import { moveJobs, RETRIED } from './move.js';
+import { FRESH_STEPS, moveJobs, RETRIED } from './move.js';
 import { cancelRequested } from './timeline.js';
 
 /**
@@ -21,6 +21,16 @@ const filterValues = (f: JobBulkFilter) => [
   f.finishedBefore === undefined ? null : date(f.finishedBefore),
 ];
 
+/**
+ * CTEs deleting the steps and messages (migration 22) of the job jobDelete deletes (`d`, `f`).
+ * A job whose DELETE found it running keeps them.
+ */
+const DELETE_WORKFLOW_ROWS = `steps_deleted AS (
+      DELETE FROM :schema.job_steps WHERE job_id = $1 AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM f)
+    ), messages_deleted AS (
+      DELETE FROM :schema.job_messages WHERE job_id = $1 AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM f)
+    )`;
+
 export async function jobDelete(ctx: PgContext, { id }: StoreParams<'jobDelete'>): Promise<{ state: Job['state']; deleted: boolean } | null> {
   // The DELETE re-checks the state of a row claimed meanwhile (it waits for the
   // claim's lock, then sees 'running'); the SELECT answers for a row it left alone.
@@ -30,7 +40,7 @@ export async function jobDelete(ctx: PgContext, { id }: StoreParams<'jobDelete'>
       DELETE FROM :schema.jobs WHERE id = $1 AND state <> 'running' RETURNING state
     ), f AS (
       DELETE FROM :schema.jobs_finished WHERE id = $1 RETURNING state
-    )
+    ), ${DELETE_WORKFLOW_ROWS}
     SELECT state, true AS deleted FROM d
     UNION ALL
     SELECT state, true FROM f
@@ -72,7 +82,7 @@ export async function jobRetryMany(ctx: PgContext, { ids, now, fresh = false }: 
       where: 'j.id = ANY(ARRAY(SELECT id FROM eligible))', // primary-key lookups, never a scan of the table
       set: RETRIED,
       returning: 'id',
-    })}
+    })}, ${FRESH_STEPS}
     SELECT id FROM retried`, [ids, date(now), fresh]);
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }

@@ -1,12 +1,12 @@
 import { ConflictError } from '../../errors.js';
 import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary, type TransactionClient } from '../../job/types.js';
-import { END_ATTEMPT } from '../constants.js';
+import { END_ATTEMPT, endAttempt } from '../constants.js';
 import { hasKeyStrategy } from '../key-strategies.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import { followUpsOf, hasFollowUps } from '../follow-ups.js';
-import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
+import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, ReleaseCause, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
-import { ENDED_ATTEMPT, moveJobs, RETRIED } from './move.js';
+import { ENDED_ATTEMPT, FRESH_STEPS, moveJobs, RETRIED } from './move.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { cancelRequested, ms, withEvent } from './timeline.js';
@@ -15,10 +15,22 @@ import { cancelRequested, ms, withEvent } from './timeline.js';
 
 const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
 /** The event of a release (`$3` now, `$4` runAt or null: the row's own), by its cause (see ReleaseCause), on row `r` (alias with its dot). */
-const released = (cause: 'shutdown' | 'snooze' | 'rateLimited', r: string) =>
+const released = (cause: ReleaseCause, r: string) =>
   withEvent(cause === 'shutdown'
     ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(`coalesce($4::timestamptz, ${r}run_at)`)}`
-    : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
+    : cause === 'waiting'
+      ? `'type', 'waiting', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(WAIT_DUE)}, 'wait', $5::jsonb`
+      : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
+/**
+ * When a suspended job `j` is due (`$5` its StoredWait, `$4` the wait's end): at once when
+ * it waits for a message on a topic that already has one pending (sent while it ran),
+ * else at the wait's end. A send committed after the release wakes the job itself
+ * (messages.ts); one committed before it is seen here: the release locks the rows in a
+ * statement of its own first, so this statement's snapshot is taken after any send that
+ * held the row.
+ */
+const WAIT_DUE = `CASE WHEN $5::jsonb->>'kind' = 'message' AND EXISTS (SELECT 1 FROM :schema.job_messages m
+  WHERE m.job_id = j.id AND m.topic = $5::jsonb->>'topic' AND m.taken_at IS NULL) THEN $3::timestamptz ELSE $4::timestamptz END`;
 
 
 /**
@@ -239,17 +251,34 @@ async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof
   return rows.length === 1;
 }
 
-export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = 'shutdown', wait }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
-  // The rows are locked first and the cancel request read from the locked (latest)
-  // version, so a request committed meanwhile sends its job to exactly one branch.
-  const rows = await ctx.query<{ id: string }>('release', `
+  if ((cause === 'waiting') !== (wait !== undefined)) throw new Error('jobRelease: a wait is given with cause "waiting", and only then');
+  const values = [leases.map((l) => l.id), leases.map((l) => l.token), date(now), runAt === undefined ? null : date(runAt)];
+  if (wait === undefined) return (await ctx.query<{ id: string }>('release', releaseSql(cause), values)).map((r) => Number(r.id));
+  // A suspending release locks its rows in a statement of its own first (see WAIT_DUE).
+  return ctx.transaction(async (client) => {
+    await client.query(ctx.sql("SELECT 1 FROM :schema.jobs WHERE id = ANY($1::bigint[]) AND state = 'running' FOR UPDATE"), [values[0]]);
+    return (await client.query<{ id: string }>(ctx.sql(releaseSql(cause)), [...values, wait])).rows.map((r) => Number(r.id));
+  });
+}
+
+/**
+ * jobRelease's statement for `cause` (`$1` ids, `$2` tokens, `$3` now, `$4` runAt or null,
+ * `$5` the wait of a suspending release). The rows are locked first and the cancel request
+ * read from the locked (latest) version, so a request committed meanwhile sends its job
+ * to exactly one branch.
+ */
+function releaseSql(cause: ReleaseCause): string {
+  const waiting = cause === 'waiting';
+  return `
     WITH held AS (
       SELECT j.id, j.cancel_requested_at IS NOT NULL AS cancel FROM :schema.jobs j
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = coalesce($4::timestamptz, j.run_at), attempt = j.attempt - 1, timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = ${waiting ? WAIT_DUE : 'coalesce($4::timestamptz, j.run_at)'}, attempt = j.attempt - 1,
+        timeline = ${released(cause, 'j.')}, ${waiting ? endAttempt('$5::jsonb') : END_ATTEMPT}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({
@@ -260,8 +289,7 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
       set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: released(cause, 'j.'), ...ENDED_ATTEMPT },
       returning: 'id',
     })}
-    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`, [leases.map((l) => l.id), leases.map((l) => l.token), date(now), runAt === undefined ? null : date(runAt)]);
-  return rows.map((r) => Number(r.id));
+    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`;
 }
 
 /**
@@ -322,7 +350,7 @@ export async function jobRetry(ctx: PgContext, { id, now, fresh = false }: Store
       from: 'jobs_finished',
       where: 'j.id = $1',
       set: RETRIED,
-    })} SELECT * FROM retried`), [id, date(now), fresh])).rows[0]!;
+    })}, ${FRESH_STEPS} SELECT * FROM retried`), [id, date(now), fresh])).rows[0]!;
     return { job: rowToJob(updated), retried: true };
   });
 }

@@ -41,6 +41,7 @@ export const JOB_COLUMNS = {
   trace_context: 'json',
   timeline: 'jsonb',
   last_worker: 'text',
+  wait: 'jsonb',
 } as const;
 
 /** A column of the job tables. */
@@ -50,7 +51,7 @@ export type JobColumn = keyof typeof JOB_COLUMNS;
 export const CLEARED_LEASE: Partial<Record<JobColumn, string>> = { lease_owner: 'NULL', lease_expires_at: 'NULL' };
 
 /** The `set` of a move that ends the running attempt: the lease cleared and its holder kept as `last_worker`, as END_ATTEMPT does in an UPDATE. */
-export const ENDED_ATTEMPT: Partial<Record<JobColumn, string>> = { last_worker: 'j.lease_owner', ...CLEARED_LEASE };
+export const ENDED_ATTEMPT: Partial<Record<JobColumn, string>> = { last_worker: 'j.lease_owner', wait: 'NULL', ...CLEARED_LEASE };
 
 /**
  * The `set` of a finished job moved back to `jobs` by a retry (`$2` now, `$3` fresh): queued,
@@ -69,8 +70,16 @@ export const RETRIED: Partial<Record<JobColumn, string>> = {
   cancel_requested_at: 'NULL',
   cancel_reason: 'NULL',
   finished_at: 'NULL',
+  wait: 'NULL',
   ...CLEARED_LEASE,
 };
+
+/**
+ * A CTE that deletes the step log (migration 22) of the jobs a fresh retry moved back
+ * (`$3` fresh; `retried` the move's CTE, returning `id`): from scratch means every step
+ * runs again. A retry that is not fresh keeps the log: completed steps are replayed.
+ */
+export const FRESH_STEPS = "fresh_steps AS (DELETE FROM :schema.job_steps s USING retried r WHERE $3::boolean AND s.job_id = r.id)";
 
 /** What {@link moveJobs} moves, and how. */
 export interface JobMove {

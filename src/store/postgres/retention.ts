@@ -10,12 +10,15 @@ import { date, type PgContext } from './context.js';
 /**
  * Deletes the picked ids and counts them. Picks lock their rows with SKIP LOCKED: a
  * row another transaction is changing (a retry moving it back to `jobs`) is left for
- * the next batch, and a picked row cannot change before it is deleted.
+ * the next batch, and a picked row cannot change before it is deleted. The jobs' steps and
+ * messages (migration 22) go in the same statement.
  */
 async function deletePicked(ctx: PgContext, name: string, pick: string, values: unknown[]): Promise<number> {
   const rows = await ctx.query<{ count: number }>(name, `
     WITH picked AS (${pick}),
-    deleted AS (DELETE FROM :schema.jobs_finished j USING picked WHERE j.id = picked.id RETURNING 1)
+    deleted AS (DELETE FROM :schema.jobs_finished j USING picked WHERE j.id = picked.id RETURNING j.id),
+    steps_deleted AS (DELETE FROM :schema.job_steps s USING deleted WHERE s.job_id = deleted.id),
+    messages_deleted AS (DELETE FROM :schema.job_messages m USING deleted WHERE m.job_id = deleted.id)
     SELECT count(*)::int AS count FROM deleted`, values);
   return rows[0]!.count;
 }

@@ -1,7 +1,7 @@
 import type { Job } from '../../job/types.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
-import { CANCEL_REQUESTED, RETRIED } from './timeline.js';
+import { CANCEL_REQUESTED, FRESH_STEPS, RETRIED } from './timeline.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on SQLite; see the
@@ -59,6 +59,7 @@ export async function jobRetryMany(ctx: SqliteContext, { ids, now, fresh = false
   const find = ctx.sql(`SELECT id, key FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('failed','cancelled') ORDER BY id DESC`);
   const keyHeld = ctx.sql(`SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued','running')`);
   const requeue = ctx.sql(`UPDATE jobs SET ${RETRIED} WHERE id = @id`);
+  const clearSteps = ctx.sql(FRESH_STEPS);
   return ctx.transaction(() => {
     const retried: number[] = [];
     // One by one inside the transaction, newest first: a retried keyed job holds its key
@@ -66,6 +67,7 @@ export async function jobRetryMany(ctx: SqliteContext, { ids, now, fresh = false
     for (const row of find.all(JSON.stringify(ids)) as Array<{ id: number; key: string | null }>) {
       if (row.key !== null && keyHeld.get(row.key)) continue;
       requeue.run({ id: row.id, now, fresh: fresh ? 1 : 0 });
+      if (fresh) clearSteps.run({ id: row.id, fresh: 1 });
       retried.push(row.id);
     }
     return retried.reverse();

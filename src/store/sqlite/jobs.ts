@@ -1,23 +1,31 @@
 import { ConfigError, ConflictError } from '../../errors.js';
 import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary } from '../../job/types.js';
-import { END_ATTEMPT } from '../constants.js';
+import { END_ATTEMPT, endAttempt } from '../constants.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
-import { CANCEL_REQUESTED, RETRIED, withEvent } from './timeline.js';
+import { CANCEL_REQUESTED, FRESH_STEPS, RETRIED, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
 const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
 const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at', @now, 'runAt', @retryAt, 'error', json_extract(@error, '$.message')`)}`;
 /** The event of a release, by its cause (see ReleaseCause). */
+/**
+ * When a suspended job is due (`@wait`, the JSON of its StoredWait, `@runAt` its end):
+ * at once when it waits for a message on a topic that already has one pending (sent
+ * while it ran), else at the wait's end. A send after this commit wakes it itself.
+ */
+const WAIT_DUE = `CASE WHEN json_extract(@wait, '$.kind') = 'message' AND EXISTS (SELECT 1 FROM job_messages m
+  WHERE m.job_id = jobs.id AND m.topic = json_extract(@wait, '$.topic') AND m.taken_at IS NULL) THEN @now ELSE @runAt END`;
 const RELEASED = {
   shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', coalesce(@runAt, run_at)`),
   snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
   rateLimited: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('true')`),
+  waiting: withEvent(`'type', 'waiting', 'at', @now, 'runAt', ${WAIT_DUE}, 'wait', json(@wait)`),
 };
 /** The event of a promotion at @now: the runAt the job had. */
 const PROMOTED = withEvent(`'type', 'promoted', 'at', @now, 'runAt', run_at`, { attempt: false });
@@ -267,16 +275,18 @@ function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>
   return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
 }
 
-export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown', wait }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
+  if ((cause === 'waiting') !== (wait !== undefined)) throw new Error('jobRelease: a wait is given with cause "waiting", and only then');
+  const waiting = cause === 'waiting';
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = CASE WHEN cancel_requested_at IS NULL THEN coalesce(@runAt, run_at) ELSE @now END, attempt = attempt - 1,
-      timeline = ${RELEASED[cause]}, ${END_ATTEMPT}
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN ${waiting ? WAIT_DUE : 'coalesce(@runAt, run_at)'} ELSE @now END, attempt = attempt - 1,
+      timeline = ${RELEASED[cause]}, ${waiting ? endAttempt('CASE WHEN cancel_requested_at IS NULL THEN @wait END') : END_ATTEMPT}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
-    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
+    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])), ...(waiting ? { wait } : {}) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 
@@ -307,6 +317,7 @@ export async function jobRetry(ctx: SqliteContext, { id, now, fresh = false }: S
       throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
     }
     const updated = ctx.sql(`UPDATE jobs SET ${RETRIED} WHERE id = @id RETURNING *`).get({ id, now, fresh: fresh ? 1 : 0 }) as JobRow;
+    if (fresh) ctx.sql(FRESH_STEPS).run({ id, fresh: 1 });
     return { job: rowToJob(updated), retried: true };
   });
 }

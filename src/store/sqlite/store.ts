@@ -25,6 +25,8 @@ import * as queuePauses from './queue-pauses.js';
 import * as schedules from './schedules.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
+import * as steps from './steps.js';
+import * as messages from './messages.js';
 
 /** How long opening a file may wait synchronously for a lock (switching a new file to WAL), ms. */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
@@ -56,7 +58,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...messages });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a

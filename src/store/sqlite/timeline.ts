@@ -38,6 +38,9 @@ const RETRIED_EVENT = withEvent(
   { attempt: false },
 );
 
+/** Deletes the step log (migration 22) of job `@id` when the retry is fresh (`@fresh` 1): from scratch means every step runs again. */
+export const FRESH_STEPS = 'DELETE FROM job_steps WHERE job_id = @id AND @fresh';
+
 /**
  * The SET clause of a manual retry (`@now`, `@fresh` 1 or 0), as PostgreSQL's move.ts
  * RETRIED: queued now, attempts, start and outcome cleared, a `retried` event; a fresh
@@ -45,4 +48,4 @@ const RETRIED_EVENT = withEvent(
  */
 export const RETRIED = `state = 'queued', run_at = @now, attempt = 0, result = NULL, started_at = NULL,
   checkpoint = CASE WHEN @fresh THEN NULL ELSE checkpoint END, progress = CASE WHEN @fresh THEN NULL ELSE progress END,
-  cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}`;
+  cancel_requested_at = NULL, cancel_reason = NULL, finished_at = NULL, wait = NULL, timeline = ${RETRIED_EVENT}, ${CLEAR_LEASE}`;

@@ -1,0 +1,85 @@
+/**
+ * The store operations of durable execution (issue 32): a job's step log and its
+ * mailbox. Part of the {@link Store} interface (which extends this one), kept apart
+ * so the interface reads by concern. Internal, like Store.
+ *
+ * Conventions as Store's: one params object, `now` in ms since the epoch from
+ * `Store.clock`, JSON values as text already checked by `serializeJson`, and every
+ * write about a running job fenced by `(id, token)`.
+ */
+export interface WorkflowStore {
+  /**
+   * A job's step log (migration 22), in `seq` order: what a run loads, in one query,
+   * before its first step, and what the API shows. [] for a job with no steps or no such job.
+   */
+  jobStepList(params: { id: number }): Promise<StepRecord[]>;
+
+  /**
+   * Fenced: stores (inserts, or replaces by name) one step of job `id` while it is
+   * `running` under `token`, in one statement. PostgreSQL: the job row is read FOR
+   * SHARE in that statement, so a rescue or takeover committing meanwhile is waited
+   * for and then refuses the write; SQLite: one write transaction.
+   * @returns false when the lease was lost (nothing written)
+   */
+  jobStepSave(params: { id: number; token: number; step: StepRecord }): Promise<boolean>;
+
+  /**
+   * Stores a message for one job's `receive(topic)`: the job named by `id`, or the
+   * queued or running job holding `key`. With an `idempotencyKey` already used for that
+   * job and topic, nothing is stored and the first message is returned (`created`
+   * false). A queued job that waits for a message on `topic` (a suspended `receive`) is
+   * made due now in the same transaction, and workers of other processes are woken
+   * (PostgreSQL: NOTIFY `<schema>_jobs` at commit; SQLite: their change watch).
+   * PostgreSQL: the job row is locked FOR UPDATE, so a release suspending it either
+   * commits first (and this send wakes it) or sees this message (and does not wait).
+   * @returns the job's id, the message's id, and whether this call stored it
+   * @throws NotFoundError when no job has this id, or no queued or running job this key
+   * @throws ConflictError when the job has finished (completed, failed, cancelled): no receive will ever take it
+   */
+  jobMessageSend(params: { target: MessageTarget; topic: string; payload: string; idempotencyKey: string | null; now: number }): Promise<SentMessage>;
+
+  /**
+   * Fenced, for `receive(topic)` at step identity `step` of job `id` running under
+   * `token`, in one transaction: takes the oldest pending message on `topic` (marked
+   * taken by `step`) and stores the step `completed` with the message's payload as its
+   * result; or, when none is pending, stores the step `waiting` with `until` as its
+   * deadline unless it is stored already (the first receive's deadline holds across
+   * suspensions) and returns that deadline.
+   * @param params.until - the receive's deadline, ms since the epoch (NEVER: none)
+   * @returns `{ payload }` (JSON text) when a message was taken; `{ until }` when none
+   *   was pending; false when the lease was lost (nothing taken)
+   */
+  jobMessageTake(params: { id: number; token: number; topic: string; step: string; seq: number; attempt: number; until: number; now: number }): Promise<{ payload: string } | { until: number } | false>;
+}
+
+/** One stored step of a job (`job_steps`, migration 22). Times in ms since the epoch. */
+export interface StepRecord {
+  /** The step's identity: its name, then `#2`, `#3`… for later calls of one name in a run. */
+  name: string;
+  /** Its place in the log: the order in which the job's steps first ran, from 1. */
+  seq: number;
+  /** `completed` (result stored), `failed` (its last try threw; a retry runs it again), `waiting` (a receive holding its deadline). */
+  state: 'completed' | 'failed' | 'waiting';
+  /** The job's attempt that wrote it. */
+  attempt: number;
+  /** Tries of the step inside that attempt (its own `maxAttempts`). */
+  tries: number;
+  startedAt: number;
+  /** null while `waiting`. */
+  finishedAt: number | null;
+  /** JSON text: the result (`completed`), the deadline in ms (`waiting`), else null. */
+  result: string | null;
+  /** The last try's error message (`failed`), else null. */
+  error: string | null;
+}
+
+/** Whom `jobMessageSend` sends to: a job by id, or the queued or running job holding a key. */
+export type MessageTarget = { id: number } | { key: string };
+
+/** What `jobMessageSend` did. */
+export interface SentMessage {
+  jobId: number;
+  messageId: number;
+  /** False when the idempotency key was used before: the first message stands. */
+  created: boolean;
+}
