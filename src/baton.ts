@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import { cancel } from './client/cancel.js';
+import { send } from './client/send.js';
 import type { Client } from './client/client.js';
 import type { ClientDeps } from './client/deps.js';
 import { announceEnqueued, enqueueMany, prepareDeferred } from './client/enqueue.js';
@@ -177,6 +178,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     getJob: (id) => getJob(deps, id),
     getJobTimeline: (id) => getJobTimeline(deps, id),
     followJob: (id, options) => followJob(deps, id, options),
+    send: (target, topic, payload, options) => send(deps, target, topic, payload, options),
     listJobs: (options) => listJobs(deps, options),
     queueCounts: (prefix) => queueCounts(deps, prefix),
     queueThroughput: (minutes) => queueThroughput(deps, minutes),
@@ -195,7 +197,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
         client: { api: baton, prepare: (item) => prepareDeferred(deps, item), enqueued: (inserted) => announceEnqueued(deps, inserted) },
         // Jobs this process made claimable: new ones, a promoted one, a resumed queue, a batch of retries.
         onLocalEnqueue: (listener) => {
-          const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener)];
+          const offs = [events.on('job:enqueued', listener), events.on('job:promoted', listener), events.on('queue:resumed', listener), events.on('jobs:retried', listener), events.on('job:message', listener)];
           return () => offs.forEach((off) => off());
         },
       });

@@ -1,8 +1,9 @@
 import type { AnyTask, InputOf, PayloadOf, ResultOf } from '../job/task.js';
 import type { TimelineEntry } from '../job/timeline.js';
-import type { EnqueueOptions, Job, JobSummary, TransactionClient } from '../job/types.js';
+import type { EnqueueOptions, Job, JobSummary, Json, TransactionClient } from '../job/types.js';
 import type { QueueCount } from '../store/store.js';
 import type { CancelOptions, CancelResult } from './cancel.js';
+import type { SendOptions, SendResult, SendTarget } from './send.js';
 import type { EnqueueItem } from './enqueue.js';
 import type { FollowOptions, JobSnapshot } from './follow.js';
 import type { PromoteResult } from './promote.js';
@@ -62,6 +63,12 @@ export interface Client {
    * @throws (the iteration rejects with) NotFoundError (no such job; deleted while followed), ValidationError (options), StoreError
    */
   followJob(id: number, options?: FollowOptions): AsyncGenerator<JobSnapshot, void, undefined>;
+  /**
+   * Sends a message to a job's `ctx.receive(topic)` (a job id, or `{ key }`): stored,
+   * delivered exactly once, kept when sent before the receive; see client/send.ts.
+   * @throws ValidationError, NotFoundError, ConflictError (the job has finished)
+   */
+  send(target: SendTarget, topic: string, payload: Json, options?: SendOptions): Promise<SendResult>;
   listJobs(options?: ListOptions): Promise<JobSummary[]>;
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
 }

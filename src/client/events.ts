@@ -19,4 +19,6 @@ export interface ClientEvents {
   'store:lock-wait': LockWait;
   /** One batch of `baton.jobs.retryMany` went back to queued (ids ascending): this process's workers claim at once. */
   'jobs:retried': { ids: number[] };
+  /** A message this client sent (`baton.send`) was stored: this process's workers claim at once (it may have woken a suspended job). */
+  'job:message': { jobId: number; topic: string };
 }

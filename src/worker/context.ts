@@ -6,6 +6,8 @@ import { serializeJson } from '../job/payload.js';
 import type { AnyTask } from '../job/task.js';
 import type { ClaimedJob, EnqueueOptions, Json, Progress } from '../job/types.js';
 import type { InsertedJob, NewJob } from '../store/store.js';
+import type { StepFn, StepLog, StepOptions } from '../workflow/steps.js';
+import type { ReceiveOptions, Waits } from '../workflow/waits.js';
 import { forEach, type ForEachFn, type ForEachOptions, type ForEachResult } from './for-each.js';
 
 /** The second argument of every handler. */
@@ -79,6 +81,41 @@ export interface JobContext {
    *   when called after the handler returned or threw
    */
   enqueueOnComplete<T extends AnyTask | string>(task: T, ...rest: EnqueueRest<T>): Promise<void>;
+  /**
+   * Runs `fn(signal)` as a durable step (issue 32; docs/durable-execution.md): at most
+   * once to success per job, across attempts, hand-offs and crashes. Its JSON result
+   * (within the payload limit) is stored, fenced by the lease, and returned without
+   * running `fn` again on every later run. Identity: `name`, then `name#2`… for later
+   * calls of one name in a run. The first step of a run loads the job's stored steps in
+   * one query; each step run costs one statement.
+   * @param name - 1..200 characters, no NUL, not starting with `baton:`
+   * @throws (rejects with) ValidationError (name, options); NonRetryableError (a result
+   *   that is not JSON or over the limit); LeaseLostError (the save was refused: this
+   *   run lost the job, its signal is aborted); what `fn` threw on its last try (the
+   *   attempt fails, with the job's retries; steps that succeeded are not run again)
+   */
+  step<T>(name: string, fn: StepFn<T>, options?: StepOptions): Promise<T>;
+  /**
+   * A durable sleep of `ms` from the first call (a replay does not restart it). Up to
+   * LIVE_WAIT_MS (50 ms) it waits in the process; longer, the run suspends: the job is
+   * handed back (attempt not counted, slot freed), `waiting` until then, and any worker
+   * runs it again after that, its completed steps replayed. Let the WaitSuspension it
+   * throws propagate.
+   * @param ms - integer 0..315360000000 (10 years)
+   * @throws ValidationError for a negative, fractional or NaN `ms`
+   */
+  sleep(ms: number): Promise<void>;
+  /** {@link sleep} until `date` (a Date or ms since the epoch); at once when it has passed. @throws ValidationError for an invalid date */
+  sleepUntil(date: Date | number): Promise<void>;
+  /**
+   * The next message sent to this job on `topic` (`baton.send`), delivered exactly once
+   * (a step: a replay returns the same message). A message sent before this call is
+   * kept and returned at once. Without one the run suspends until a message comes (the
+   * send wakes the job in its transaction) or `timeout` passes, then returns null.
+   * @param topic - 1..200 characters, no NUL
+   * @throws ValidationError for a bad topic or options
+   */
+  receive<T = Json>(topic: string, options?: ReceiveOptions): Promise<T | null>;
 }
 
 /** What a worker's handlers get of the client; `createBaton` makes it. */
@@ -112,6 +149,9 @@ export interface ContextHost {
   client: Client;
   /** Records a follow-up for the completion (`ctx.enqueueOnComplete`); rejects when refused. */
   enqueueOnComplete(item: EnqueueItem): Promise<void>;
+  /** The run's step log and durable waits (`ctx.step`, `ctx.sleep`, `ctx.receive`). */
+  steps: StepLog;
+  waits: Waits;
 }
 
 /**
@@ -193,6 +233,13 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
       }
       return host.enqueueOnComplete({ task, payload, ...(options === undefined ? {} : { options }) });
     },
+    async step(name, fn, options) {
+      host.waits.checkNotSuspended();
+      return host.steps.run(name, fn, options);
+    },
+    sleep: (ms) => host.waits.sleep(ms),
+    sleepUntil: (date) => host.waits.sleepUntil(date),
+    receive: (topic, options) => host.waits.receive(topic, options),
   };
   return {
     ctx,

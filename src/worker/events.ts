@@ -1,4 +1,5 @@
-import type { ClaimedJob, Job, Progress } from '../job/types.js';
+import type { ClaimedJob, Job, JobWait, Progress } from '../job/types.js';
+import type { StepEvent } from '../workflow/steps.js';
 import type { ServiceEvents } from '../lease/service.js';
 import type { PrunerEvents } from '../maintenance/pruner.js';
 import type { TableVacuumEvents } from '../maintenance/vacuum.js';
@@ -63,6 +64,15 @@ export interface JobEvents {
    * was aborted, and its `job:cancelled`, `job:released` or `lease:lost` reports it.
    */
   'job:aborted': { job: ClaimedJob; reason: Error };
+  /** A step (`ctx.step`, or a durable wait's own) ran, failed, or was replayed from storage; see StepEvent. */
+  'job:step': { job: ClaimedJob } & StepEvent;
+  /**
+   * The run suspended on a durable wait (`ctx.sleep`, `ctx.sleepUntil`, `ctx.receive`):
+   * the job is queued again, `waiting` for `wait`, the attempt not counted, the slot free.
+   */
+  'job:waiting': { job: ClaimedJob; wait: JobWait };
+  /** A completing run never reached these stored completed steps (renamed or removed since they ran); reported once, at completion. */
+  'job:steps-orphaned': { job: ClaimedJob; steps: string[] };
   /** The worker's lease on the job was taken over; its later writes are dropped. */
   'lease:lost': { job: ClaimedJob };
   /** A write of a run that no longer owns the job was refused by the fencing token. */

@@ -17,7 +17,7 @@ import {
 import { DEFAULT_BACKOFF, backoffDelay } from '../job/backoff.js';
 import { serializeJson } from '../job/payload.js';
 import { validatePayload, type AnyTask } from '../job/task.js';
-import type { ClaimedJob, Json } from '../job/types.js';
+import type { ClaimedJob, JobWait, Json } from '../job/types.js';
 import type { TypedEmitter } from '../observe/events.js';
 import type { TraceSpan, Tracing } from '../observe/tracing.js';
 import type { WorkerEvents } from './events.js';
@@ -26,6 +26,8 @@ import type { EnqueueItem } from '../client/enqueue.js';
 import type { Completer } from './completer.js';
 import { createContext, type HandlerClient } from './context.js';
 import { persist } from './persist.js';
+import { StepLog } from '../workflow/steps.js';
+import { Waits } from '../workflow/waits.js';
 
 /** What a run needs from its worker. */
 export interface ExecutorDeps {
@@ -69,7 +71,11 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  *         ShutdownError → handler resolves: completed; throws: released (attempt not
  *                         counted); still running after abortGrace: left for the
  *                         shutdown's final release
+ *    └─ a durable wait suspended the run (ctx.sleep, ctx.receive: workflow/waits.ts),
+ *       however the handler then settled → released as `waiting` (attempt not counted)
  * ```
+ * Steps and message takes (workflow/) write during the run, fenced and retried as the
+ * outcome writes are; a refused one aborts the handler with a LeaseLostError.
  * A run claimed ahead of a free slot (the worker's `prefetch`) is made **waiting**: it
  * holds the lease (the heartbeat renews it) but its handler starts only at
  * {@link JobRun.start} (`job:started` is emitted as a handler begins, and `job:completed`'s
@@ -275,7 +281,10 @@ export class JobRun {
       return this.#endWaiting(signal.reason as Error);
     }
     deps.events.emit('job:started', { job });
+    const { steps, waits } = this.#workflow(signal);
     const { ctx, flush, dispose } = createContext({
+      steps,
+      waits,
       job,
       signal,
       logger: () => this.#logger,
@@ -312,7 +321,8 @@ export class JobRun {
     try {
       if (first.kind === 'settled' && !signal.aborted) {
         await flush().catch(() => undefined);
-        if (first.s.ok) await this.#complete(first.s.value);
+        if (waits.suspension) await this.#suspend(waits.suspension.wait);
+        else if (first.s.ok) await this.#complete(first.s.value, steps);
         else if (first.s.error instanceof SnoozeError) await this.#release(first.s.error);
         else await this.#fail(first.s.error);
         return;
@@ -332,7 +342,8 @@ export class JobRun {
       } else if (reason instanceof ShutdownError) {
         const settled = await this.#waitSettled(handler, deps.abortGrace);
         await flushed();
-        if (settled?.ok) await this.#complete(settled.value);
+        if (settled && waits.suspension) await this.#suspend(waits.suspension.wait);
+        else if (settled?.ok) await this.#complete(settled.value, steps);
         else if (settled) await this.#release();
         // not settled: the shutdown releases it (step 4)
       } else {
@@ -344,6 +355,70 @@ export class JobRun {
       clearTimeout(this.#timeout);
       dispose();
     }
+  }
+
+  /**
+   * The run's step log and durable waits (workflow/), their writes fenced and retried
+   * through an outage as the run's other writes are; a refused one ends the run as a lost lease.
+   */
+  #workflow(signal: AbortSignal): { steps: StepLog; waits: Waits } {
+    const { job } = this;
+    const deps = this.#deps;
+    const steps = new StepLog({
+      job,
+      signal,
+      clock: deps.clock,
+      payloadLimit: deps.payloadLimit,
+      load: () => deps.store.jobStepList({ id: job.id }),
+      save: async (step) => (await this.#fenced('jobStepSave', () => deps.store.jobStepSave({ id: job.id, token: job.leaseToken, step }))) !== false,
+      report: (event) => {
+        this.#span.event('baton.step', { 'baton.step': event.step, 'baton.step.outcome': event.outcome, 'baton.step.duration_ms': event.durationMs });
+        deps.events.emit('job:step', { job, ...event });
+      },
+    });
+    const waits = new Waits({
+      steps,
+      signal,
+      now: () => deps.clock.now(),
+      payloadLimit: deps.payloadLimit,
+      attempt: job.attempt,
+      take: (p) => this.#fenced('jobMessageTake', () => deps.store.jobMessageTake({ id: job.id, token: job.leaseToken, attempt: job.attempt, now: deps.clock.now(), ...p })),
+    });
+    return { steps, waits };
+  }
+
+  /**
+   * A fenced write during the run (a step, a message take): retried through an outage;
+   * refused (false: the lease was lost) or this run no longer holding, it drops the write
+   * and aborts the handler with a LeaseLostError, so a stale holder stops mid-step.
+   */
+  async #fenced<T>(op: string, write: () => Promise<T | false>): Promise<T | false> {
+    const written = this.#holding ? await this.#persist(op, write) : false;
+    if (written === false) {
+      if (this.#holding) this.#written(false, op);
+      this.abort(new LeaseLostError(`${op} refused: this run no longer holds the job`));
+    }
+    return written;
+  }
+
+  /**
+   * Suspends the run on a durable wait: the job back to queued (attempt not counted,
+   * slot freed), `wait` stored, due at its end (or at once when a message it waits for
+   * is there). A cancel requested meanwhile ends it cancelled.
+   */
+  async #suspend(wait: JobWait): Promise<void> {
+    if (!this.#holding) return;
+    const deps = this.#deps;
+    this.#holding = false;
+    const now = deps.clock.now();
+    const until = wait.until.getTime();
+    const stored = JSON.stringify(wait.kind === 'message' ? { kind: wait.kind, until, topic: wait.topic } : { kind: wait.kind, until });
+    const lease = { id: this.job.id, token: this.job.leaseToken };
+    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, cause: 'waiting', runAt: until, wait: stored }));
+    if (!this.#written(released.length === 1, 'jobRelease')) return;
+    this.#outcome('waiting', ['baton.waiting', { 'baton.wait': wait.kind, 'baton.wait.until': wait.until.toISOString() }]);
+    this.#logger.debug({ wait }, 'run suspended on a durable wait (attempt not counted, slot freed)');
+    deps.events.emit('job:waiting', { job: this.job, wait });
   }
 
   /** A waiting run aborted before its start: no handler ran, so nothing is abandoned. */
@@ -399,7 +474,7 @@ export class JobRun {
 
   /** Runs an outcome write, retrying through a database outage until {@link #writeDeadline}. */
   #persist<T>(op: string, write: () => Promise<T>): Promise<T> {
-    return persist(write, { deadline: this.#writeDeadline, clock: this.#deps.clock, logger: this.#logger, op });
+    return persist(write, { deadline: this.#writeDeadline, stopDeadline: this.#deps.stopDeadline, clock: this.#deps.clock, logger: this.#logger, op });
   }
 
   #written(ok: boolean, op: string): boolean {
@@ -427,8 +502,14 @@ export class JobRun {
     return checked;
   }
 
-  async #complete(value: unknown): Promise<void> {
+  async #complete(value: unknown, steps?: StepLog): Promise<void> {
     if (!this.#holding) return;
+    const orphans = steps?.orphans() ?? [];
+    if (orphans.length > 0) {
+      this.#logger.warn({ steps: orphans }, 'stored steps this run never reached (renamed or removed since they ran?); their results are kept but unused');
+      this.#span.event('baton.steps_orphaned', { 'baton.steps': orphans.join(', ') });
+      this.#deps.events.emit('job:steps-orphaned', { job: this.job, steps: orphans });
+    }
     let result: string;
     try {
       result = serializeJson(value === undefined ? null : value, 'result', this.#deps.payloadLimit);

@@ -6,6 +6,15 @@ import { StoreError } from '../errors.js';
 export const RETRY_MIN_MS = 100;
 export const RETRY_MAX_MS = 2000;
 
+/**
+ * How long the first try of a write whose deadline had already passed when it began is
+ * still waited for, ms. A run whose lease ran out while its process was frozen (SIGSTOP,
+ * a long GC pause) must hear the store's answer: a refusal by the fencing token is what
+ * tells it that another worker owns the job, and stops it; giving up at once would leave
+ * it running blind. 5 s covers a busy database's answer, and bounds a stuck one.
+ */
+export const STALE_TRY_MS = 5000;
+
 /** The longest delay `setTimeout` honours, ms (2^31 − 1; longer fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -18,15 +27,20 @@ export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 
  * lease would expire, or the worker's stop gives up on writes if sooner) would
  * pass before the next try; then rethrows. Past the lease's end another worker may
  * own the job, so giving up is right: the lease expires and the job is rescued.
- * Other errors (bugs, ConflictError) are thrown at once.
+ * Other errors (bugs, ConflictError) are thrown at once. A first try begun past the
+ * deadline is still given STALE_TRY_MS to answer (the fenced answer stops a stale run),
+ * unless `stopDeadline` (the worker's stop giving up on writes) has passed.
  */
-export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: Logger; op: string }): Promise<T> {
+export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: Logger; op: string; stopDeadline?: () => number }): Promise<T> {
   for (let delay = RETRY_MIN_MS, failures = 0; ; delay = nextRetryDelay(delay)) {
     try {
       // One try never outlasts the deadline either: a store can hold a call far longer
       // (SQLite waiting for a write lock another process holds, up to its lock budget).
       const trying = write();
-      if (!(await settlesBy(trying, options.deadline(), options.clock))) {
+      const deadline = options.deadline();
+      const now = options.clock.now();
+      const late = failures === 0 && deadline <= now && now < (options.stopDeadline?.() ?? Number.POSITIVE_INFINITY);
+      if (!(await settlesBy(trying, late ? now + STALE_TRY_MS : deadline, options.clock))) {
         throw new StoreError(options.op, null, `store operation ${options.op} did not complete by its deadline (the lease's end, or the stop's budget); abandoned`);
       }
       const written = await trying;

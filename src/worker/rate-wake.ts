@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
+import type { WakeTimer } from './wake-timer.js';
 
 /**
  * Wakes a worker the moment a full rate-limit window of a queue it serves frees a place,
@@ -14,19 +15,15 @@ export class RateWake {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #queues: string[];
-  readonly #wake: () => void;
+  readonly #timer: WakeTimer;
   /** Whether a served queue had a rate limit at the last read; true until the first, so the first short claim reads. */
   #limited = true;
-  #timer: NodeJS.Timeout | undefined;
-  /** When the armed timer fires, ms since the epoch (Infinity: none). */
-  #at = Number.POSITIVE_INFINITY;
-  #stopped = false;
 
-  constructor(deps: { store: Store; clock: Clock; queues: string[]; wake: () => void }) {
+  constructor(deps: { store: Store; clock: Clock; queues: string[]; timer: WakeTimer }) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#queues = deps.queues;
-    this.#wake = deps.wake;
+    this.#timer = deps.timer;
   }
 
   /**
@@ -38,28 +35,11 @@ export class RateWake {
     this.#limited = rates.length > 0;
     let next = Number.POSITIVE_INFINITY;
     for (const rate of rates) if (rate.nextAt !== null && rate.nextAt < next) next = rate.nextAt;
-    if (next < this.#at) this.#arm(next);
+    if (next < Number.POSITIVE_INFINITY) this.#timer.armAt(next);
   }
 
   /** After a claim that filled fewer slots than it asked for: arms the wake-up when a served queue is rate-limited. */
   async afterShortClaim(): Promise<void> {
     if (this.#limited) await this.refresh();
-  }
-
-  /** Clears the timer; nothing is armed after this. */
-  stop(): void {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-  }
-
-  #arm(at: number): void {
-    if (this.#stopped) return;
-    clearTimeout(this.#timer);
-    this.#at = at;
-    this.#timer = setTimeout(() => {
-      this.#at = Number.POSITIVE_INFINITY;
-      this.#wake();
-    }, Math.max(0, at - this.#clock.now()) + 1);
-    this.#timer.unref();
   }
 }

@@ -17,6 +17,7 @@ import { Completer } from './completer.js';
 import type { HandlerClient } from './context.js';
 import { fetchJobs, startWaiting } from './fetcher.js';
 import { RateWake } from './rate-wake.js';
+import { WakeTimer } from './wake-timer.js';
 import { heartbeat } from './heartbeat.js';
 import { Loop } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
@@ -67,6 +68,8 @@ export class Worker {
   readonly #fetch: Loop;
   readonly #heartbeat: Loop;
   readonly #rateWake: RateWake;
+  /** Wakes the claim loop at a rate window's opening or a suspended job's wake-up time. */
+  readonly #wakeTimer: WakeTimer;
   readonly #cancels: Loop;
   readonly #rescuer: Rescuer;
   readonly #scheduler: Scheduler | undefined;
@@ -154,7 +157,10 @@ export class Worker {
       if (failures === 1 || failures % 50 === 0) logger.error({ err: error, loop, failures }, 'background loop failed; it will try again');
       this.#events.emit('worker:error', { workerId: this.id, loop, error });
     };
-    this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, wake: this.#wake });
+    this.#wakeTimer = new WakeTimer(clock, this.#wake);
+    this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, timer: this.#wakeTimer });
+    // A job this worker suspended (ctx.sleep, a receive's timeout) is claimed when due, not at the next poll.
+    this.#events.on('job:waiting', ({ wait }) => this.#wakeTimer.armAt(wait.until.getTime()));
     // A freed slot goes to a job claimed ahead at once; the claim that refills follows.
     const onSlotFree = () => {
       startWaiting(this.#state);
@@ -347,7 +353,7 @@ export class Worker {
     await Promise.race([settlesBy(loopsStopped, startedAt + this.options.drainTimeout, state.clock), this.#skipped]);
     // No claim will take the completions still to come: the completer writes them itself.
     state.executor.completer.detach();
-    this.#rateWake.stop();
+    this.#wakeTimer.stop();
     let summary: StopSummary;
     try {
       summary = await shutdown(state, this.#skipped, startedAt);
