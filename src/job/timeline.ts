@@ -31,7 +31,7 @@ export type TimelineEntry = TimelineBase &
      * handed the job back, attempt not counted: due at `runAt` (the wait's end, or at once
      * when a message it waits for was already there), or when a message wakes it.
      */
-    | { type: 'waiting'; runAt: Date; wait: 'sleep' | 'message'; topic: string | null }
+    | { type: 'waiting'; runAt: Date; wait: 'sleep' | 'message' | 'children'; topic: string | null; children: number[] | null }
     /** Handed back by its handler (ctx.snooze, SnoozeError, RateLimitedError) for `delayMs`, attempt not counted. */
     | { type: 'snoozed'; runAt: Date; delayMs: number; rateLimited: boolean }
     /** Its lease expired (the worker died or froze); the rescuer requeued, failed or cancelled it. The attempt counts. */
@@ -78,9 +78,11 @@ function summarize(e: Unsummarized): string {
     case 'released':
       return `${n} released${on(e.worker)} at shutdown (not counted); due at once in its place in line (runAt ${iso(e.runAt)})`;
     case 'waiting':
-      return e.wait === 'sleep'
-        ? `${n} suspended${on(e.worker)}: sleeps until ${iso(e.runAt)} (not counted; slot freed)`
-        : `${n} suspended${on(e.worker)}: waits for a message on "${e.topic}"${e.runAt.getTime() >= NEVER ? '' : ` until ${iso(e.runAt)}`} (not counted; slot freed)`;
+      return `${n} suspended${on(e.worker)}: ${e.wait === 'sleep'
+        ? `sleeps until ${iso(e.runAt)}`
+        : e.wait === 'children'
+          ? `waits for child jobs ${(e.children ?? []).join(', ')}`
+          : `waits for a message on "${e.topic}"${e.runAt.getTime() >= NEVER ? '' : ` until ${iso(e.runAt)}`}`} (not counted; slot freed)`;
     case 'snoozed':
       return `${n} snoozed${on(e.worker)} for ${e.delayMs} ms${e.rateLimited ? ' (rate limited)' : ''} (not counted); due again ${iso(e.runAt)}`;
     case 'rescued':
@@ -142,7 +144,7 @@ export function jobTimeline(record: JobTimelineRecord): TimelineEntry[] {
       case 'snoozed':
         return void push({ type: 'snoozed', ...base, runAt: new Date(event.runAt), delayMs: Math.max(0, event.runAt - event.at), rateLimited: event.rateLimited });
       case 'waiting':
-        return void push({ type: 'waiting', ...base, runAt: new Date(event.runAt), wait: event.wait.kind, topic: event.wait.topic ?? null });
+        return void push({ type: 'waiting', ...base, runAt: new Date(event.runAt), wait: event.wait.kind, topic: event.wait.topic ?? null, children: event.wait.ids ?? null });
       case 'rescued':
         return void push({ type: 'rescued', ...base, outcome: event.outcome });
       case 'retryScheduled':

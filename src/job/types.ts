@@ -84,13 +84,19 @@ export interface Job<Payload = Json, Result = Json> {
    * `ctx.receive`: its view is `waiting`); null otherwise. Cleared when its next attempt ends.
    */
   wait: JobWait | null;
+  /** The job whose run enqueued this one (`ctx.enqueueChild`); null for other jobs. */
+  parentId: number | null;
 }
 
 /**
- * What a waiting job waits for: a time (`sleep`), or a message on `topic` (`message`)
- * until `until` (the receive's timeout; {@link NEVER} when it has none).
+ * What a waiting job waits for: a time (`sleep`), a message on `topic` (`message`)
+ * until `until` (the receive's timeout; {@link NEVER} when it has none), or child jobs.
  */
-export type JobWait = { kind: 'sleep'; until: Date } | { kind: 'message'; topic: string; until: Date };
+export type JobWait =
+  | { kind: 'sleep'; until: Date }
+  | { kind: 'message'; topic: string; until: Date }
+  /** Children `ids` (`ctx.waitForChildren`, a child's `result()`): woken when they have all ended, or one failed or was cancelled. `until` is NEVER. */
+  | { kind: 'children'; ids: number[]; until: Date };
 
 /** The latest time a job can be due at: a wait with no end (a `receive` without a timeout) runs at it or when woken. 9999-12-31T23:59:59.999Z. */
 export const NEVER = 253402300799999;

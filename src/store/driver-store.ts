@@ -68,6 +68,12 @@ export abstract class DriverStore<C> implements Store {
   jobMessageTake(params: StoreParams<'jobMessageTake'>) {
     return this.#operations.jobMessageTake(this.#context, params);
   }
+  jobEnqueueChild(params: StoreParams<'jobEnqueueChild'>) {
+    return this.#operations.jobEnqueueChild(this.#context, params);
+  }
+  jobChildren(params: StoreParams<'jobChildren'>) {
+    return this.#operations.jobChildren(this.#context, params);
+  }
   jobCheckpoint(params: StoreParams<'jobCheckpoint'>) {
     return this.#operations.jobCheckpoint(this.#context, params);
   }

@@ -60,6 +60,8 @@ export interface JobRowOf<Id, Time, Json> {
   last_worker: string | null;
   /** What a queued job waits for (migration 22): JSON `{ kind, until (ms), topic? }`, or null. */
   wait: Json | null;
+  /** The job whose run enqueued it (migration 24), or null. */
+  parent_id: Id | null;
 }
 
 /** The columns of {@link JOB_SUMMARY_COLUMNS}: what a `jobs` row and a `jobList` row both hold. */
@@ -88,7 +90,7 @@ export type JobSummaryRowOf<Id, Time, Json> = JobFieldsRowOf<Id, Time, Json> & {
 /** The plain columns `jobList` reads (both drivers); the previews are each driver's expressions. */
 export const JOB_SUMMARY_COLUMNS = `id, queue, task, state, priority, run_at, attempt, max_attempts, timeout_ms, key, progress,
   cancel_requested_at, cancel_reason, created_at, started_at, finished_at, lease_owner, lease_expires_at,
-  schedule_name, scheduled_for, concurrency_key, concurrency_limit, trace_context, wait`;
+  schedule_name, scheduled_for, concurrency_key, concurrency_limit, trace_context, wait, parent_id`;
 
 /** A `schedules` row. */
 export interface ScheduleRowOf<Id, Time, Json, Bool> {
@@ -175,6 +177,7 @@ function readJobFields<I, T, J>(row: JobFieldsRowOf<I, T, J>, c: ColumnReader<I,
     concurrencyLimit: row.concurrency_limit ?? null,
     traceContext: c.json(row.trace_context ?? null) as Job['traceContext'],
     wait: readWait(c.json(row.wait ?? null) as StoredWait | null),
+    parentId: orNull(row.parent_id, (v) => c.id(v)),
   };
 }
 
@@ -183,12 +186,15 @@ interface StoredWait {
   kind: JobWait['kind'];
   until: number;
   topic?: string;
+  ids?: number[];
 }
 
 /** The stored wait as a JobWait (times as Dates). */
 function readWait(stored: StoredWait | null): JobWait | null {
   if (stored === null) return null;
-  return stored.kind === 'message' ? { kind: 'message', topic: stored.topic!, until: new Date(stored.until) } : { kind: 'sleep', until: new Date(stored.until) };
+  if (stored.kind === 'message') return { kind: 'message', topic: stored.topic!, until: new Date(stored.until) };
+  if (stored.kind === 'children') return { kind: 'children', ids: stored.ids ?? [], until: new Date(stored.until) };
+  return { kind: 'sleep', until: new Date(stored.until) };
 }
 
 /** Maps a `jobs` row to the public Job shape (JSON parsed, times as Dates). */
@@ -260,6 +266,7 @@ export function insertedJob(job: NewJob, id: number, now: number): Job {
     concurrencyLimit: job.concurrencyLimit ?? null,
     traceContext: job.traceContext === undefined || job.traceContext === null ? null : (JSON.parse(job.traceContext) as Job['traceContext']),
     wait: null,
+    parentId: null,
     payload: JSON.parse(job.payload) as Job['payload'],
     checkpoint: null,
     result: null,

@@ -1,3 +1,5 @@
+import type { NewJob } from './types.js';
+
 /**
  * The store operations of durable execution (issue 32): a job's step log and its
  * mailbox. Part of the {@link Store} interface (which extends this one), kept apart
@@ -50,6 +52,31 @@ export interface WorkflowStore {
    *   was pending; false when the lease was lost (nothing taken)
    */
   jobMessageTake(params: { id: number; token: number; topic: string; step: string; seq: number; attempt: number; until: number; now: number }): Promise<{ payload: string } | { until: number } | false>;
+
+  /**
+   * Fenced, for `ctx.enqueueChild` at step identity `step` of job `id` running under
+   * `token`, in one transaction: when the step is stored, its child's id (a replay
+   * enqueues nothing); else `child` inserted with `parent_id` = id and `parent_step` =
+   * step (migration 24), and the step stored `completed` with the child's id as its result.
+   * So a child exists exactly when its step does, whatever crashes.
+   * @param params.child - checked and serialized as an enqueue does; no `key` (a child is identified by its parent and step)
+   * @returns the child's id and whether this call inserted it; false when the lease was lost (nothing written)
+   */
+  jobEnqueueChild(params: { id: number; token: number; step: string; seq: number; attempt: number; child: NewJob; now: number }): Promise<{ childId: number; created: boolean } | false>;
+
+  /** The children of job `id` (`parent_id`), by id; [] when none. One read. */
+  jobChildren(params: { id: number }): Promise<ChildRecord[]>;
+}
+
+/** A child job as its parent reads it (`jobChildren`). */
+export interface ChildRecord {
+  id: number;
+  task: string;
+  state: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+  /** JSON text of its result when completed, else null. */
+  result: string | null;
+  /** Its last error's message when failed; its cancel reason when cancelled; else null. */
+  error: string | null;
 }
 
 /** One stored step of a job (`job_steps`, migration 22). Times in ms since the epoch. */

@@ -412,7 +412,7 @@ export class JobRun {
     this.#holding = false;
     const now = deps.clock.now();
     const until = wait.until.getTime();
-    const stored = JSON.stringify(wait.kind === 'message' ? { kind: wait.kind, until, topic: wait.topic } : { kind: wait.kind, until });
+    const stored = JSON.stringify({ ...wait, until });
     const lease = { id: this.job.id, token: this.job.leaseToken };
     const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, cause: 'waiting', runAt: until, wait: stored }));
     if (!this.#written(released.length === 1, 'jobRelease')) return;

@@ -44,11 +44,18 @@ export const TOPIC_MAX = 200;
 export class WaitSuspension extends BatonError {
   readonly wait: JobWait;
   constructor(wait: JobWait) {
-    super('suspended', wait.kind === 'sleep' ? `run suspended: sleeps until ${wait.until.toISOString()}` : `run suspended: waits for a message on "${wait.topic}"`);
+    super('suspended', `run suspended: ${describeWait(wait)}`);
     this.wait = wait;
   }
 }
 brand(WaitSuspension, 'WaitSuspension');
+
+/** What a wait waits for, in words: "sleeps until …", "waits for a message on "t"", "waits for 3 child jobs". */
+export function describeWait(wait: JobWait): string {
+  if (wait.kind === 'sleep') return `sleeps until ${wait.until.toISOString()}`;
+  if (wait.kind === 'children') return `waits for ${wait.ids.length} child job${wait.ids.length === 1 ? '' : 's'} (${wait.ids.join(', ')})`;
+  return `waits for a message on "${wait.topic}"${wait.until.getTime() >= NEVER ? '' : ` until ${wait.until.toISOString()}`}`;
+}
 
 /** Options of `ctx.receive`. */
 export interface ReceiveOptions {

@@ -102,10 +102,10 @@ describe('finished jobs in jobs_finished (PostgreSQL)', () => {
     const baton = await openBaton({ database: db.url });
     const counts = await rawQuery<{ live: number; finished: number }>(db, 'SELECT (SELECT count(*)::int FROM jobs) AS live, (SELECT count(*)::int FROM jobs_finished) AS finished');
     expect(counts).toEqual([{ live: 100, finished: 300 }]);
-    // Every row unchanged; migrations 12, 17, 18 and 22, also run, add the concurrency key columns, the trace context (NULL),
-    // an empty stored timeline (no last worker) and no wait.
+    // Every row unchanged; migrations 12, 17, 18, 22 and 24, also run, add the concurrency key columns, the trace context (NULL),
+    // an empty stored timeline (no last worker), no wait and no parent.
     expect(await rawQuery<Record<string, unknown>>(db, 'SELECT * FROM jobs_all ORDER BY id')).toEqual(
-      before.map((row) => ({ ...row, concurrency_key: null, concurrency_limit: null, trace_context: null, timeline: [], last_worker: null, wait: null })),
+      before.map((row) => ({ ...row, concurrency_key: null, concurrency_limit: null, trace_context: null, timeline: [], last_worker: null, wait: null, parent_id: null, parent_step: null })),
     );
     expect(await baton.queueCounts()).toEqual(['cancelled', 'completed', 'failed', 'queued'].map((state) => ({ queue: 'q', state, count: 100 })));
   });

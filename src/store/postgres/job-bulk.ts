@@ -2,6 +2,7 @@ import type { Job } from '../../job/types.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import { date, type PgContext } from './context.js';
 import { FRESH_STEPS, moveJobs, RETRIED } from './move.js';
+import { cancelChildren } from './cancel-children.js';
 import { cancelRequested } from './timeline.js';
 
 /**
@@ -106,6 +107,8 @@ export async function jobCancelMany(ctx: PgContext, { ids, reason, by = null, no
     // Each row's trigger NOTIFYs <schema>_cancel at commit, as a single cancel does.
     const requested = await client.query<{ id: string }>(ctx.sql(`UPDATE :schema.jobs j SET cancel_requested_at = coalesce(cancel_requested_at, $2),
         cancel_reason = coalesce(cancel_reason, $3), timeline = ${CANCEL_EVENT.running} WHERE id = ANY($1::bigint[]) AND state = 'running' RETURNING id`), [ids, date(now), reason, by]);
+    const parents = [...cancelled.rows, ...requested.rows].map((r) => r.id);
+    if (parents.length > 0) await client.query(ctx.sql(`WITH ${cancelChildren('(SELECT unnest($1::bigint[]))')} SELECT 1`), [parents, date(now)]);
     return { cancelled: of(cancelled.rows), requested: of(requested.rows) };
   });
 }

@@ -7,6 +7,7 @@ import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, ReleaseCause, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, FRESH_STEPS, moveJobs, RETRIED } from './move.js';
+import { cancelChildren } from './cancel-children.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { cancelRequested, ms, withEvent } from './timeline.js';
@@ -23,14 +24,21 @@ const released = (cause: ReleaseCause, r: string) =>
       : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 /**
  * When a suspended job `j` is due (`$5` its StoredWait, `$4` the wait's end): at once when
- * it waits for a message on a topic that already has one pending (sent while it ran),
- * else at the wait's end. A send committed after the release wakes the job itself
- * (messages.ts); one committed before it is seen here: the release locks the rows in a
- * statement of its own first, so this statement's snapshot is taken after any send that
- * held the row.
+ * it waits for a message on a topic that already has one pending (sent while it ran), or
+ * for children that have all ended or of which one failed or was cancelled; else at the
+ * wait's end. A send or a child's end committed after the release wakes the job itself
+ * (messages.ts; trigger `jobs_child_ended`, migration 24); one committed before it is seen
+ * here: the release locks the rows in a statement of its own first, and a send or a
+ * child's end locks the job's row too, so this statement's snapshot is taken after them.
  */
-const WAIT_DUE = `CASE WHEN $5::jsonb->>'kind' = 'message' AND EXISTS (SELECT 1 FROM :schema.job_messages m
-  WHERE m.job_id = j.id AND m.topic = $5::jsonb->>'topic' AND m.taken_at IS NULL) THEN $3::timestamptz ELSE $4::timestamptz END`;
+const WAIT_DUE = `CASE
+  WHEN $5::jsonb->>'kind' = 'message' AND EXISTS (SELECT 1 FROM :schema.job_messages m
+    WHERE m.job_id = j.id AND m.topic = $5::jsonb->>'topic' AND m.taken_at IS NULL) THEN $3::timestamptz
+  WHEN $5::jsonb->>'kind' = 'children' AND (
+    NOT EXISTS (SELECT 1 FROM :schema.jobs c WHERE c.id IN (SELECT (jsonb_array_elements_text($5::jsonb->'ids'))::bigint))
+    OR EXISTS (SELECT 1 FROM :schema.jobs_finished c WHERE c.id IN (SELECT (jsonb_array_elements_text($5::jsonb->'ids'))::bigint)
+      AND c.state IN ('failed', 'cancelled'))) THEN $3::timestamptz
+  ELSE $4::timestamptz END`;
 
 
 /**
@@ -299,7 +307,8 @@ function releaseSql(cause: ReleaseCause): string {
  * it acts on, so a job that changed state after the statement's snapshot (claimed, or
  * finished, by a transaction this one waited for) matches none of them while the
  * snapshot still shows it in `jobs`; the statement then runs again on a newer snapshot.
- * Each such round needs another transaction to have moved the job on.
+ * Each such round needs another transaction to have moved the job on. The job's
+ * unfinished children (migration 24) are cancelled in the same statement (cancel-children.ts).
  */
 const CANCEL_EVENT = cancelRequested('j.', '$2::timestamptz', '$4::text', '$3::text');
 const CANCEL = `
@@ -312,7 +321,7 @@ const CANCEL = `
     from: 'jobs',
     where: "j.id = $1 AND j.state = 'queued'",
     set: { state: "'cancelled'", cancel_requested_at: '$2', cancel_reason: '$3', finished_at: '$2', timeline: CANCEL_EVENT.queued },
-  })}
+  })}, ${cancelChildren('(SELECT id FROM requested UNION ALL SELECT id FROM cancelled)')}
   SELECT 'requested' AS outcome, * FROM requested
   UNION ALL SELECT 'cancelled', * FROM cancelled
   UNION ALL SELECT 'unchanged', * FROM :schema.jobs_finished WHERE id = $1

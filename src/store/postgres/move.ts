@@ -42,6 +42,8 @@ export const JOB_COLUMNS = {
   timeline: 'jsonb',
   last_worker: 'text',
   wait: 'jsonb',
+  parent_id: 'bigint',
+  parent_step: 'text',
 } as const;
 
 /** A column of the job tables. */

@@ -1,7 +1,7 @@
 import type { Job } from '../../job/types.js';
 import type { CancelManyReport, JobBulkFilter, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
-import { CANCEL_REQUESTED, FRESH_STEPS, RETRIED } from './timeline.js';
+import { CANCEL_CHILDREN, CANCEL_REQUESTED, FRESH_STEPS, RETRIED } from './timeline.js';
 
 /**
  * Deleting jobs and the batches of bulk retry, cancel and purge on SQLite; see the
@@ -78,10 +78,15 @@ export async function jobCancelMany(ctx: SqliteContext, { ids, reason, by = null
   if (ids.length === 0) return { cancelled: [], requested: [] };
   const params = { ids: JSON.stringify(ids), reason, by, now };
   const of = (rows: unknown[]) => (rows as Array<{ id: number }>).map((r) => r.id).sort((a, b) => a - b);
-  return ctx.transaction(() => ({
-    cancelled: of(ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now,
-      timeline = ${CANCEL_REQUESTED.queued} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'queued' RETURNING id`).all(params)),
-    requested: of(ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason),
-      timeline = ${CANCEL_REQUESTED.running} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'running' RETURNING id`).all(params)),
-  }));
+  return ctx.transaction(() => {
+    const report = {
+      cancelled: of(ctx.sql(`UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = @reason, finished_at = @now,
+        timeline = ${CANCEL_REQUESTED.queued} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'queued' RETURNING id`).all(params)),
+      requested: of(ctx.sql(`UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, @reason),
+        timeline = ${CANCEL_REQUESTED.running} WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'running' RETURNING id`).all(params)),
+    };
+    const parents = [...report.cancelled, ...report.requested];
+    if (parents.length > 0) for (const statement of CANCEL_CHILDREN) ctx.sql(statement).run({ parents: JSON.stringify(parents), now });
+    return report;
+  });
 }

@@ -7,7 +7,7 @@ import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJ
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
-import { CANCEL_REQUESTED, FRESH_STEPS, RETRIED, withEvent } from './timeline.js';
+import { CANCEL_CHILDREN, CANCEL_REQUESTED, FRESH_STEPS, RETRIED, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
@@ -17,10 +17,17 @@ const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at',
 /**
  * When a suspended job is due (`@wait`, the JSON of its StoredWait, `@runAt` its end):
  * at once when it waits for a message on a topic that already has one pending (sent
- * while it ran), else at the wait's end. A send after this commit wakes it itself.
+ * while it ran), or for children that have all ended or of which one failed or was
+ * cancelled; else at the wait's end. A send or a child's end after this commit wakes it
+ * itself (jobMessageSend; trigger `jobs_child_ended`, migration 24).
  */
-const WAIT_DUE = `CASE WHEN json_extract(@wait, '$.kind') = 'message' AND EXISTS (SELECT 1 FROM job_messages m
-  WHERE m.job_id = jobs.id AND m.topic = json_extract(@wait, '$.topic') AND m.taken_at IS NULL) THEN @now ELSE @runAt END`;
+const WAIT_DUE = `CASE
+  WHEN json_extract(@wait, '$.kind') = 'message' AND EXISTS (SELECT 1 FROM job_messages m
+    WHERE m.job_id = jobs.id AND m.topic = json_extract(@wait, '$.topic') AND m.taken_at IS NULL) THEN @now
+  WHEN json_extract(@wait, '$.kind') = 'children' AND (
+    NOT EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('queued', 'running'))
+    OR EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('failed', 'cancelled'))) THEN @now
+  ELSE @runAt END`;
 const RELEASED = {
   shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', coalesce(@runAt, run_at)`),
   snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
@@ -67,7 +74,7 @@ export async function jobInsertMany(ctx: SqliteContext, { jobs, now, client }: S
 }
 
 /** jobInsertMany in the caller's write transaction, or one of its own. */
-function insertMany(ctx: SqliteContext, jobs: NewJob[], now: number): InsertedJob[] {
+export function insertMany(ctx: SqliteContext, jobs: NewJob[], now: number): InsertedJob[] {
   const findByKey = ctx.sql(`SELECT * FROM jobs WHERE ${LIVE_KEY}`);
   return ctx.transaction(() => {
     const out: InsertedJob[] = [];
@@ -304,6 +311,7 @@ export async function jobCancel(ctx: SqliteContext, { id, reason, by = null, now
         cancel_reason = coalesce(cancel_reason, @reason), timeline = ${CANCEL_REQUESTED.running} WHERE id = @id`).run({ id, now, reason, by });
       outcome = 'requested';
     }
+    if (outcome !== 'unchanged') for (const statement of CANCEL_CHILDREN) ctx.sql(statement).run({ parents: `[${id}]`, now });
     return { job: rowToJob(ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), outcome };
   });
 }

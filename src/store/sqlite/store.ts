@@ -27,6 +27,7 @@ import * as services from './services.js';
 import * as workers from './workers.js';
 import * as steps from './steps.js';
 import * as messages from './messages.js';
+import * as children from './children.js';
 
 /** How long opening a file may wait synchronously for a lock (switching a new file to WAL), ms. */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
@@ -58,7 +59,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...messages });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...messages, ...children });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a

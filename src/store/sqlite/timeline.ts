@@ -38,6 +38,23 @@ const RETRIED_EVENT = withEvent(
   { attempt: false },
 );
 
+/** `cancelRequested` by "job <parent>" of a child cancelled with its parent (`@now`), as PostgreSQL's cancel-children.ts. */
+const CHILD_CANCEL = withEvent(`'type', 'cancelRequested', 'at', @now, 'by', 'job ' || parent_id, 'reason', 'parent job ' || parent_id || ' cancelled'`, { attempt: false });
+const CHILD_CANCEL_RUNNING = withEvent(`'type', 'cancelRequested', 'at', @now, 'by', 'job ' || parent_id, 'reason', 'parent job ' || parent_id || ' cancelled'`, { when: 'cancel_requested_at IS NULL' });
+
+/**
+ * Cancels the unfinished children (migration 24) of the jobs `@parents` (a JSON array of
+ * ids) in the caller's transaction: queued → cancelled now, running → a cancel request,
+ * each with a `cancelRequested` event by "job <parent>". One level: a child's own
+ * children are not reached.
+ */
+export const CANCEL_CHILDREN = [
+  `UPDATE jobs SET state = 'cancelled', cancel_requested_at = @now, cancel_reason = 'parent job ' || parent_id || ' cancelled', finished_at = @now,
+    timeline = ${CHILD_CANCEL} WHERE parent_id IN (SELECT value FROM json_each(@parents)) AND state = 'queued'`,
+  `UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, @now), cancel_reason = coalesce(cancel_reason, 'parent job ' || parent_id || ' cancelled'),
+    timeline = ${CHILD_CANCEL_RUNNING} WHERE parent_id IN (SELECT value FROM json_each(@parents)) AND state = 'running'`,
+];
+
 /** Deletes the step log (migration 22) of job `@id` when the retry is fresh (`@fresh` 1): from scratch means every step runs again. */
 export const FRESH_STEPS = 'DELETE FROM job_steps WHERE job_id = @id AND @fresh';
 
