@@ -16,6 +16,7 @@ export type { Job, JobState, JobError, JobWait, Progress, Json, EnqueueOptions, 
 export { JOB_STATES, TERMINAL_STATES, PREVIEW_CHARS, NEVER } from './job/types.js';
 export { STEP_NAME_MAX, type StepOptions, type StepFn, type StepEvent } from './workflow/steps.js';
 export { LIVE_WAIT_MS, MAX_WAIT_MS, TOPIC_MAX, WaitSuspension, type ReceiveOptions } from './workflow/waits.js';
+export { ChildFailedError, type ChildOptions, type ChildJob, type ChildOutcome, type ChildFailurePolicy } from './workflow/children.js';
 export { jobView, type JobView } from './job/view.js';
 export { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH } from './job/payload.js';
 export type { EnqueueItem } from './client/enqueue.js';

@@ -3,11 +3,12 @@ import type { Client, EnqueueRest } from '../client/client.js';
 import type { EnqueueItem } from '../client/enqueue.js';
 import { LeaseLostError, SnoozeError, STORED_TEXT_LIMITS, truncateText, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
-import type { AnyTask } from '../job/task.js';
+import type { AnyTask, InputOf, ResultOf } from '../job/task.js';
 import type { ClaimedJob, EnqueueOptions, Json, Progress } from '../job/types.js';
 import type { InsertedJob, NewJob } from '../store/store.js';
 import type { StepFn, StepLog, StepOptions } from '../workflow/steps.js';
 import type { ReceiveOptions, Waits } from '../workflow/waits.js';
+import type { ChildFailurePolicy, ChildJob, ChildOptions, ChildOutcome, Children } from '../workflow/children.js';
 import { forEach, type ForEachFn, type ForEachOptions, type ForEachResult } from './for-each.js';
 
 /** The second argument of every handler. */
@@ -116,6 +117,24 @@ export interface JobContext {
    * @throws ValidationError for a bad topic or options
    */
   receive<T = Json>(topic: string, options?: ReceiveOptions): Promise<T | null>;
+  /**
+   * Enqueues a child job of this one (workflow/children.ts): checked as an enqueue, and
+   * idempotent per parent and step (a step `baton:child:<task>`): a replay returns the
+   * same child and never enqueues twice. Its `result()` waits for it durably.
+   * @param options - an enqueue's options but `key` and `client`, plus `onFailure`: `fail` (default: a
+   *   failed or cancelled child fails this job, without retry) or `continue` (this job gets its outcome)
+   * @throws ValidationError, PayloadTooLargeError, NotFoundError (as an enqueue); LeaseLostError
+   */
+  enqueueChild<T extends AnyTask | string>(task: T, payload?: T extends AnyTask ? InputOf<T> : unknown, options?: ChildOptions): Promise<ChildJob<T extends AnyTask ? ResultOf<T> : Json>>;
+  /**
+   * Waits, durably, until every child this job enqueued has ended: the run suspends
+   * (slot freed, `waiting` for them) and is woken in the transaction that ends the last
+   * one, or that fails one. A parent never waits on a child that has already ended.
+   * @param options.onFailure - overrides each child's policy for this call
+   * @returns each child's outcome, in enqueue order
+   * @throws ChildFailedError (a child under policy `fail` failed or was cancelled: the job fails, no retry); ValidationError
+   */
+  waitForChildren(options?: { onFailure?: ChildFailurePolicy }): Promise<ChildOutcome[]>;
 }
 
 /** What a worker's handlers get of the client; `createBaton` makes it. */
@@ -149,9 +168,10 @@ export interface ContextHost {
   client: Client;
   /** Records a follow-up for the completion (`ctx.enqueueOnComplete`); rejects when refused. */
   enqueueOnComplete(item: EnqueueItem): Promise<void>;
-  /** The run's step log and durable waits (`ctx.step`, `ctx.sleep`, `ctx.receive`). */
+  /** The run's step log, durable waits and children (`ctx.step`, `ctx.sleep`, `ctx.receive`, `ctx.enqueueChild`). */
   steps: StepLog;
   waits: Waits;
+  children: Children;
 }
 
 /**
@@ -240,6 +260,8 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
     sleep: (ms) => host.waits.sleep(ms),
     sleepUntil: (date) => host.waits.sleepUntil(date),
     receive: (topic, options) => host.waits.receive(topic, options),
+    enqueueChild: ((task: AnyTask | string, payload?: unknown, options?: ChildOptions) => host.children.enqueue(task, payload, options)) as JobContext['enqueueChild'],
+    waitForChildren: (options) => host.children.wait(options),
   };
   return {
     ctx,

@@ -28,6 +28,7 @@ import { createContext, type HandlerClient } from './context.js';
 import { persist } from './persist.js';
 import { StepLog } from '../workflow/steps.js';
 import { Waits } from '../workflow/waits.js';
+import { Children } from '../workflow/children.js';
 
 /** What a run needs from its worker. */
 export interface ExecutorDeps {
@@ -281,10 +282,11 @@ export class JobRun {
       return this.#endWaiting(signal.reason as Error);
     }
     deps.events.emit('job:started', { job });
-    const { steps, waits } = this.#workflow(signal);
+    const { steps, waits, children } = this.#workflow(signal);
     const { ctx, flush, dispose } = createContext({
       steps,
       waits,
+      children,
       job,
       signal,
       logger: () => this.#logger,
@@ -361,7 +363,7 @@ export class JobRun {
    * The run's step log and durable waits (workflow/), their writes fenced and retried
    * through an outage as the run's other writes are; a refused one ends the run as a lost lease.
    */
-  #workflow(signal: AbortSignal): { steps: StepLog; waits: Waits } {
+  #workflow(signal: AbortSignal): { steps: StepLog; waits: Waits; children: Children } {
     const { job } = this;
     const deps = this.#deps;
     const steps = new StepLog({
@@ -384,7 +386,17 @@ export class JobRun {
       attempt: job.attempt,
       take: (p) => this.#fenced('jobMessageTake', () => deps.store.jobMessageTake({ id: job.id, token: job.leaseToken, attempt: job.attempt, now: deps.clock.now(), ...p })),
     });
-    return { steps, waits };
+    const children = new Children({
+      steps,
+      waits,
+      signal,
+      prepare: (item) => deps.client.prepare(item),
+      insert: (p) => this.#fenced('jobEnqueueChild', () => deps.store.jobEnqueueChild({ id: job.id, token: job.leaseToken, attempt: job.attempt, now: deps.clock.now(), ...p })),
+      list: () => deps.store.jobChildren({ id: job.id }),
+      enqueued: (child) => deps.client.enqueued([{ job: child, created: true }]),
+      active: () => !this.#settled,
+    });
+    return { steps, waits, children };
   }
 
   /**

@@ -147,7 +147,7 @@ export class Waits {
       await host.steps.save({ name: id, seq, state: 'completed', attempt: host.attempt, tries: 1, startedAt: stored?.startedAt ?? now, finishedAt: host.now(), result: 'null', error: null });
       return null;
     }
-    throw this.#suspend({ kind: 'message', topic: checkedTopic, until: new Date(taken.until) });
+    throw this.suspend({ kind: 'message', topic: checkedTopic, until: new Date(taken.until) });
   }
 
   /** A sleep to the time `end(now)` gives on the first call, stored as step `baton:sleep`. */
@@ -167,10 +167,11 @@ export class Waits {
     const left = until - host.now();
     if (left <= 0) return;
     if (left <= LIVE_WAIT_MS) return delay(left, host.signal);
-    throw this.#suspend({ kind: 'sleep', until: new Date(until) });
+    throw this.suspend({ kind: 'sleep', until: new Date(until) });
   }
 
-  #suspend(wait: JobWait): WaitSuspension {
+  /** Ends the run for now on `wait` (children.ts uses it too); every later wait or step of the run throws the same. @returns the WaitSuspension to throw */
+  suspend(wait: JobWait): WaitSuspension {
     this.#suspension = new WaitSuspension(wait);
     return this.#suspension;
   }
