@@ -68,6 +68,8 @@ export interface DemoWorkerOptions {
   drainTimeout?: number;
   /** Per-entry delay of the manifest job (tests). @defaultValue 0 */
   manifestDelayMs?: number;
+  /** Called when the manifest job replays a step from storage instead of running it again (a resumed run). */
+  onStepReplayed?: (step: string) => void;
   /** Called with fresh counts every `statusInterval` ms. */
   onStatus?: (status: DemoStatus) => void;
   /** @defaultValue 200 */
@@ -85,6 +87,9 @@ export async function startDemo(baton: Baton, plan: DemoPlan, options: DemoWorke
     concurrency,
     drainTimeout: options.drainTimeout ?? 1000,
     leaseTtl: DEMO_LEASE_TTL,
+  });
+  worker.on('job:step', (e) => {
+    if (e.outcome === 'replayed' && e.job.id === plan.manifestJobId) options.onStepReplayed?.(e.step);
   });
   let jobsDone = 0;
   for (const event of ['job:completed', 'job:failed', 'job:cancelled'] as const) {

@@ -4,7 +4,8 @@
  *   gzip (node:crypto, node:zlib) and returns its size, digest and gzip size. A file
  *   that cannot be read (gone, permission denied, a dangling link) fails at once
  *   with NonRetryableError; other I/O errors are retried.
- * - `demo:manifest` — one long job per run: collects the hash jobs' outcomes, in
+ * - `demo:manifest` — one long job per run, in steps (`ctx.step`: "list hash jobs",
+ *   then the collection, then "write manifest"): collects the hash jobs' outcomes, in
  *   file order, into a manifest. It walks them with `ctx.forEach`, which records the
  *   items done in the checkpoint every batch; after a release (Ctrl-C), a crash or
  *   a retry it skips them and goes on from there. Entries are appended to a JSONL
@@ -98,7 +99,9 @@ export function createDemoTasks(options: DemoTaskOptions) {
     schema: manifestPayload,
     maxAttempts: 3,
     handler: async (payload: ManifestPayload, ctx): Promise<ManifestResult> => {
-      const ids = await hashJobIds(options.client, payload.queue);
+      // Steps (ctx.step): stored with their result, so a resumed run reads them back instead of running them again.
+      // The ids as runs of consecutive ids ([first, last] pairs): a few bytes per run, whatever the file count.
+      const ids = expandRuns(await ctx.step('list hash jobs', async () => toRuns(await hashJobIds(options.client, payload.queue))));
       await mkdir(dirname(payload.jsonl), { recursive: true });
       const have = await compactEntries(payload.jsonl);
       let written = have.size;
@@ -122,7 +125,7 @@ export function createDemoTasks(options: DemoTaskOptions) {
       } finally {
         await file.close();
       }
-      return writeManifest(payload, ids.length);
+      return ctx.step('write manifest', () => writeManifest(payload, ids.length));
     },
   });
 
@@ -160,6 +163,22 @@ export async function hashFile({ root, path }: HashPayload, signal: AbortSignal)
     throw error;
   }
   return { path, bytes, sha256: digest.digest('hex'), gzipBytes };
+}
+
+/** Ascending ids as runs of consecutive ids: `[first, last]` pairs. */
+function toRuns(ids: number[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const id of ids) {
+    const last = runs.at(-1);
+    if (last && last[1] === id - 1) last[1] = id;
+    else runs.push([id, id]);
+  }
+  return runs;
+}
+
+/** The ids of {@link toRuns}' runs, ascending. */
+function expandRuns(runs: Array<[number, number]>): number[] {
+  return runs.flatMap(([first, last]) => Array.from({ length: last - first + 1 }, (_, i) => first + i));
 }
 
 /** Ids of a run's hash jobs, ascending: the same list on every attempt. */

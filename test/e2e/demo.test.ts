@@ -123,6 +123,9 @@ describe('baton demo', () => {
     expect(second.code, second.stdout + second.stderr).toBe(0);
     expect(second.stdout).toMatch(/Resuming demo run [\d-]+ over /);
     expect(second.stdout).toContain(`resuming manifest from item ${savedItems}`);
+    // Its first step is read back from storage, not run again (ctx.step).
+    expect(second.stdout).toContain('manifest step "list hash jobs" replayed from storage (not run again)');
+    expect((await baton.store.jobStepList({ id: manifestId })).map((s) => [s.name, s.state])).toEqual([['list hash jobs', 'completed'], ['write manifest', 'completed']]);
     expect(second.stdout).toContain(`files     ${FILES + 1}: ${FILES} hashed, 1 failed, 0 cancelled`);
 
     const counts = await baton.queueCounts('demo:');

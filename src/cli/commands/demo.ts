@@ -94,6 +94,7 @@ async function runDemoCommand(baton: Awaited<ReturnType<typeof openBaton>>, dir:
     ...(flags.manifestDelay ? { manifestDelayMs: flags.manifestDelay } : {}),
     ...(flags.drainTimeout !== undefined ? { drainTimeout: flags.drainTimeout } : {}),
     onStatus: showStatus,
+    onStepReplayed: (step) => display!.log(`manifest step "${step}" replayed from storage (not run again)`),
   });
 
   let interrupted: NodeJS.Signals | undefined;
