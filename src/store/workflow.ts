@@ -1,3 +1,4 @@
+import type { Job } from '../job/types.js';
 import type { NewJob } from './types.js';
 
 /**
@@ -60,9 +61,9 @@ export interface WorkflowStore {
    * step (migration 24), and the step stored `completed` with the child's id as its result.
    * So a child exists exactly when its step does, whatever crashes.
    * @param params.child - checked and serialized as an enqueue does; no `key` (a child is identified by its parent and step)
-   * @returns the child's id and whether this call inserted it; false when the lease was lost (nothing written)
+   * @returns the child's id, and the child as inserted when this call inserted it (null on a replay); false when the lease was lost (nothing written)
    */
-  jobEnqueueChild(params: { id: number; token: number; step: string; seq: number; attempt: number; child: NewJob; now: number }): Promise<{ childId: number; created: boolean } | false>;
+  jobEnqueueChild(params: { id: number; token: number; step: string; seq: number; attempt: number; child: NewJob; now: number }): Promise<{ childId: number; inserted: Job | null } | false>;
 
   /** The children of job `id` (`parent_id`), by id; [] when none. One read. */
   jobChildren(params: { id: number }): Promise<ChildRecord[]>;
