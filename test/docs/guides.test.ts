@@ -32,6 +32,7 @@ const GUIDES = [
   'docs/tasks-and-payloads.md',
   'docs/workers-and-shutdown.md',
   'docs/cancellation.md',
+  'docs/durable-execution.md',
   'docs/schedules-and-services.md',
   'docs/flow-control.md',
   'docs/operations.md',
