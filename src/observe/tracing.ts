@@ -64,6 +64,8 @@ export interface Tracing {
   run(job: ClaimedJob, workerId: string): TraceSpan;
   /** An INTERNAL span `service <name>` for one run of a service. */
   service(name: string, fencingToken: number): TraceSpan;
+  /** An INTERNAL span `step <name>` for one step that runs (`ctx.step`), a child of the run's span (the active one). */
+  step(job: ClaimedJob, step: string): TraceSpan;
   /**
    * Runs `fn` in the trace context an incoming request carries (`headers`: lower-case
    * names, e.g. `traceparent`), unless a span is active already (the application's
@@ -88,6 +90,7 @@ const NO_TRACING: Tracing = {
   scheduleTick: () => NO_SPAN,
   run: () => NO_SPAN,
   service: () => NO_SPAN,
+  step: () => NO_SPAN,
   incoming: (_headers, fn) => fn(),
 };
 
@@ -251,6 +254,12 @@ function otelTracing(api: typeof OtelApi, fallback: TextMapPropagator | undefine
     service(name, fencingToken) {
       const traced = wrap(tracer.startSpan(`service ${name}`, { kind: SpanKind.INTERNAL }, ROOT_CONTEXT));
       traced.set(() => ({ 'baton.service': name, 'baton.fencing_token': fencingToken }));
+      return traced;
+    },
+
+    step(job, step) {
+      const traced = wrap(tracer.startSpan(`step ${step}`, { kind: SpanKind.INTERNAL }, context.active()));
+      traced.set(() => ({ 'baton.step': step, 'baton.task': job.task, 'messaging.message.id': String(job.id), 'baton.attempt': job.attempt }));
       return traced;
     },
 

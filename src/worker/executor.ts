@@ -374,9 +374,10 @@ export class JobRun {
       load: () => deps.store.jobStepList({ id: job.id }),
       save: async (step) => (await this.#fenced('jobStepSave', () => deps.store.jobStepSave({ id: job.id, token: job.leaseToken, step }))) !== false,
       report: (event) => {
-        this.#span.event('baton.step', { 'baton.step': event.step, 'baton.step.outcome': event.outcome, 'baton.step.duration_ms': event.durationMs });
+        if (event.outcome === 'replayed') this.#span.event('baton.step_replayed', { 'baton.step': event.step });
         deps.events.emit('job:step', { job, ...event });
       },
+      span: (step) => deps.tracing.step(job, step),
     });
     const waits = new Waits({
       steps,

@@ -4,6 +4,7 @@ import { LeaseLostError, NonRetryableError, TimeoutError, ValidationError, descr
 import { backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
 import { serializeJson } from '../job/payload.js';
 import type { ClaimedJob } from '../job/types.js';
+import type { TraceSpan } from '../observe/tracing.js';
 import type { StepRecord } from '../store/store.js';
 import { parseInput } from '../validation.js';
 
@@ -60,6 +61,8 @@ export interface StepHost {
   save(step: StepRecord): Promise<boolean>;
   /** A step ran (`run`, `failed`) or was replayed from storage (`replayed`). */
   report(event: StepEvent): void;
+  /** The span of a step that runs (`step <name>`, under the run's span); ended by the step. */
+  span(step: string): TraceSpan;
 }
 
 /** One step's outcome in a run: what `job:step` carries. */
@@ -142,13 +145,26 @@ export class StepLog {
       host.report({ step: id, outcome: 'replayed', durationMs: 0, tries: 0, resultBytes: stored.result === null ? null : Buffer.byteLength(stored.result) });
       return JSON.parse(stored.result ?? 'null') as T;
     }
-    const seq = this.seqOf(stored);
+    const span = host.span(id);
+    try {
+      return await this.#runNew(id, this.seqOf(stored), fn, o, span);
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Runs a step not stored as completed: its tries, then its fenced save. */
+  async #runNew<T>(id: string, seq: number, fn: StepFn<T>, o: StepOptions, span: TraceSpan): Promise<T> {
+    const host = this.#host;
     const startedAt = host.clock.now();
     const maxTries = o.maxAttempts ?? 1;
     for (let tries = 1; ; tries++) {
       let value: unknown;
       try {
-        value = await this.#try(fn, o.timeout);
+        value = await span.within(() => this.#try(fn, o.timeout));
       } catch (error) {
         host.signal.throwIfAborted(); // the run is ending: its reason, not the step's error, tells why
         if (tries < maxTries) {
@@ -169,6 +185,7 @@ export class StepLog {
       }
       const now = host.clock.now();
       await this.save({ name: id, seq, state: 'completed', attempt: host.job.attempt, tries, startedAt, finishedAt: now, result: text, error: null });
+      span.set({ 'baton.step.tries': tries, 'baton.step.result_bytes': Buffer.byteLength(text) });
       host.report({ step: id, outcome: 'run', durationMs: now - startedAt, tries, resultBytes: Buffer.byteLength(text) });
       return JSON.parse(text) as T; // what a replay returns: the same JSON round trip
     }

@@ -179,6 +179,36 @@ describe('run spans', () => {
     expect(run!.attributes['baton.outcome']).toBe('snoozed');
   });
 
+  it('one INTERNAL span `step <name>` per step that runs, a child of the run\'s span, the spans its function makes its children; a replay makes none; a suspension ends the run `waiting`', async () => {
+    const baton = await openBaton();
+    const stepped = defineTask('stepped', {
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delay: 0 },
+      handler: async (_p: unknown, ctx) => {
+        await ctx.step('charge', () => trace.getTracer('test').startActiveSpan('charge call', (span) => (span.end(), 1)));
+        await ctx.step('email', () => {
+          if (ctx.job.attempt === 1) throw new Error('smtp down');
+          return 2;
+        });
+        await ctx.sleep(60);
+      },
+    });
+    const worker = await startedWorker(baton, [stepped]);
+    const job = await baton.enqueue(stepped, null);
+    await waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    const runs = await ended('process stepped', 3);
+    const charges = await ended('step charge');
+    expect(charges).toHaveLength(1); // run once; the retry replays it
+    expect(charges[0]!.kind).toBe(SpanKind.INTERNAL);
+    expect(charges[0]!.attributes).toMatchObject({ 'baton.step': 'charge', 'messaging.message.id': String(job.id), 'baton.attempt': 1 });
+    expect(charges[0]!.parentSpanId).toBe(runs[0]!.spanId);
+    expect(named('charge call')[0]!.parentSpanId).toBe(charges[0]!.spanId);
+    const emails = await ended('step email', 2);
+    expect(emails.map((s) => s.status.code)).toEqual([SpanStatusCode.ERROR, SpanStatusCode.UNSET]);
+    expect(runs.map((r) => r.attributes['baton.outcome'])).toEqual(['retry', 'waiting', 'completed']);
+    expect(eventNames(runs[1]!)).toContain('baton.step_replayed');
+  });
+
   it('a lost lease: `baton.lease_lost`, outcome lease_lost', async () => {
     const baton = await openBaton();
     const waits = defineTask('waits', { handler: async (_p: unknown, ctx) => untilAborted(ctx) });
