@@ -186,6 +186,8 @@ export interface Store extends WorkflowStore {
    * (`requested`); terminal → unchanged. Repeated requests keep the first time.
    * A new request (queued or running) appends a `cancelRequested` event naming `by`
    * to the job's timeline in the same statement; a repeated one appends nothing.
+   * The job's unfinished children (migration 24) are cancelled in the same statement or
+   * transaction: queued → cancelled, running → a request, each by "job <id>" (one level).
    * @param params.by - who asked (e.g. "http", "cli", "api"); @defaultValue null
    * @returns the job after the change, and what happened; null when no such job
    */
@@ -194,8 +196,8 @@ export interface Store extends WorkflowStore {
   /**
    * failed or cancelled → queued now, attempt 0, errors kept, result and cancel
    * request cleared; a `retried` event keeps the outcome it had (and whether the retry
-   * was fresh) in its timeline. The checkpoint and progress are kept, so the next run
-   * resumes where the last one stopped; with `fresh` they are cleared too (from scratch).
+   * was fresh) in its timeline. The checkpoint, progress and step log are kept, so the next
+   * run resumes where the last one stopped; with `fresh` they are cleared too (from scratch).
    * Other states: unchanged (`retried` false).
    * @param params.fresh - clear checkpoint and progress; @defaultValue false
    * @returns the job after the change; null when no such job
@@ -506,7 +508,8 @@ export interface Store extends WorkflowStore {
   queueKnown(params: { name: string; now: number }): Promise<boolean>;
 
   /**
-   * Deletes a job that is not running (queued, completed, failed, cancelled). A
+   * Deletes a job that is not running (queued, completed, failed, cancelled), with its
+   * step log and messages (migration 22). A
    * running job is left alone (`deleted` false, `state` 'running'), also when it
    * was claimed while this ran.
    * @returns the job's state before, and whether it was deleted; null when no such job
@@ -536,7 +539,8 @@ export interface Store extends WorkflowStore {
   /**
    * {@link jobCancel} for each of `ids` in one transaction: queued → cancelled now;
    * running → cancel request stored (the first time and reason kept), which reaches
-   * the worker as a single cancel does; other states and unknown ids: left out.
+   * the worker as a single cancel does; other states and unknown ids: left out. The
+   * unfinished children of the jobs cancelled or requested are cancelled too, as jobCancel does.
    * Each new request appends a `cancelRequested` event naming `by`, as jobCancel does.
    */
   jobCancelMany(params: { ids: number[]; reason: string | null; by?: string | null; now: number }): Promise<CancelManyReport>;
