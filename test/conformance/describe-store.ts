@@ -11,6 +11,7 @@ import { leaseTests } from './leases.js';
 import { retentionTests } from './retention.js';
 import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
+import { stepTests } from './steps.js';
 import { tableHealthTests } from './table-health.js';
 import { timelineTests } from './timeline.js';
 import { workerTests } from './workers.js';
@@ -29,7 +30,8 @@ export type { StoreFactory } from './harness.js';
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
  * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
  * queue-declarations.ts (settings declared in code and their overrides),
- * timeline.ts (the stored timeline each transition appends to).
+ * timeline.ts (the stored timeline each transition appends to), steps.ts (a job's step log and
+ * the suspending release of a sleep, issue 32).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -48,5 +50,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     rateTests(h);
     queueDeclarationTests(h);
     timelineTests(h);
+    stepTests(h);
   });
 }
