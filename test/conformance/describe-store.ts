@@ -8,6 +8,7 @@ import { harness, type StoreFactory } from './harness.js';
 import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
 import { leaseTests } from './leases.js';
+import { messageTests } from './messages.js';
 import { retentionTests } from './retention.js';
 import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
@@ -31,7 +32,8 @@ export type { StoreFactory } from './harness.js';
  * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
  * queue-declarations.ts (settings declared in code and their overrides),
  * timeline.ts (the stored timeline each transition appends to), steps.ts (a job's step log and
- * the suspending release of a sleep, issue 32).
+ * the suspending release of a sleep, issue 32), messages.ts (a job's mailbox, and the receive
+ * that suspends its run until a message wakes it).
  */
 export function describeStore(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -51,5 +53,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     queueDeclarationTests(h);
     timelineTests(h);
     stepTests(h);
+    messageTests(h);
   });
 }
