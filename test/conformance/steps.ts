@@ -210,7 +210,7 @@ export function stepTests(h: Harness): void {
       expect(resumed).toMatchObject({ id: job.id, attempt: 1 });
     });
 
-    it('the next end of an attempt clears the wait: completion, failure (retry or final), a shutdown release, a snooze', async () => {
+    it('the next end of an attempt clears the wait: completion (alone or with a claim), failure (retry or final), a shutdown release, a snooze, a finished cancel, a rescue', async () => {
       const { store } = await h.setup();
       const until = T0 + 1000;
       const ends: Array<[string, (job: ClaimedJob) => Promise<unknown>]> = [
@@ -219,6 +219,12 @@ export function stepTests(h: Harness): void {
         ['failed', (j) => failForGood(store, j, until + 10)],
         ['released', (j) => store.jobRelease({ leases: lease(j), now: until + 10 })],
         ['snoozed', (j) => store.jobRelease({ leases: lease(j), now: until + 10, runAt: until + 5000, cause: 'snooze' })],
+        ['completed and claimed', (j) => store.jobCompleteAndClaim({ items: [{ id: j.id, token: j.leaseToken, result: '1' }], workerId: 'w1', tasks: ['none'], queues: ['default'], limit: 1, leaseMs: 30_000, now: until + 10 })],
+        ['cancelled', async (j) => {
+          await store.jobCancel({ id: j.id, reason: null, now: until + 5 });
+          expect(await store.jobFinishCancelled({ id: j.id, token: j.leaseToken, now: until + 10 })).toBe(true);
+        }],
+        ['rescued', async (j) => expect((await store.jobRescueExpired({ now: until + 60_000 })).requeued).toEqual([j.id])],
       ];
       for (const [what, end] of ends) {
         const first = await running(store, { task: what });
