@@ -32,6 +32,8 @@ export type TimelineEntry = TimelineBase &
      * when a message it waits for was already there), or when a message wakes it.
      */
     | { type: 'waiting'; runAt: Date; wait: 'sleep' | 'message' | 'children'; topic: string | null; children: number[] | null }
+    /** A completing run never reached these stored completed steps (renamed or removed since they ran): their results are kept, unused. */
+    | { type: 'stepsOrphaned'; steps: string[] }
     /** Handed back by its handler (ctx.snooze, SnoozeError, RateLimitedError) for `delayMs`, attempt not counted. */
     | { type: 'snoozed'; runAt: Date; delayMs: number; rateLimited: boolean }
     /** Its lease expired (the worker died or froze); the rescuer requeued, failed or cancelled it. The attempt counts. */
@@ -83,6 +85,8 @@ function summarize(e: Unsummarized): string {
         : e.wait === 'children'
           ? `waits for child jobs ${(e.children ?? []).join(', ')}`
           : `waits for a message on "${e.topic}"${e.runAt.getTime() >= NEVER ? '' : ` until ${iso(e.runAt)}`}`} (not counted; slot freed)`;
+    case 'stepsOrphaned':
+      return `${n} completed without reaching stored step${e.steps.length === 1 ? '' : 's'} ${e.steps.map((s) => `"${s}"`).join(', ')} (renamed or removed since ${e.steps.length === 1 ? 'it' : 'they'} ran; kept, unused)`;
     case 'snoozed':
       return `${n} snoozed${on(e.worker)} for ${e.delayMs} ms${e.rateLimited ? ' (rate limited)' : ''} (not counted); due again ${iso(e.runAt)}`;
     case 'rescued':
@@ -145,6 +149,8 @@ export function jobTimeline(record: JobTimelineRecord): TimelineEntry[] {
         return void push({ type: 'snoozed', ...base, runAt: new Date(event.runAt), delayMs: Math.max(0, event.runAt - event.at), rateLimited: event.rateLimited });
       case 'waiting':
         return void push({ type: 'waiting', ...base, runAt: new Date(event.runAt), wait: event.wait.kind, topic: event.wait.topic ?? null, children: event.wait.ids ?? null });
+      case 'stepsOrphaned':
+        return void push({ type: 'stepsOrphaned', ...base, steps: event.steps });
       case 'rescued':
         return void push({ type: 'rescued', ...base, outcome: event.outcome });
       case 'retryScheduled':

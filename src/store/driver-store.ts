@@ -71,6 +71,9 @@ export abstract class DriverStore<C> implements Store {
   jobEnqueueChild(params: StoreParams<'jobEnqueueChild'>) {
     return this.#operations.jobEnqueueChild(this.#context, params);
   }
+  jobStepsOrphaned(params: StoreParams<'jobStepsOrphaned'>) {
+    return this.#operations.jobStepsOrphaned(this.#context, params);
+  }
   jobChildren(params: StoreParams<'jobChildren'>) {
     return this.#operations.jobChildren(this.#context, params);
   }

@@ -115,6 +115,7 @@ export type StoredJobEvent = StoredAttempt &
     | { type: 'retryScheduled'; at: number; runAt: number; error: string }
     | { type: 'cancelRequested'; at: number; by: string | null; reason: string | null }
     | { type: 'promoted'; at: number; runAt: number }
+    | { type: 'stepsOrphaned'; at: number; steps: string[] }
     | { type: 'waiting'; at: number; runAt: number; wait: { kind: 'sleep' | 'message' | 'children'; until: number; topic?: string; ids?: number[] } }
     | { type: 'retried'; at: number; fresh?: boolean; state: FinishedState; finishedAt: number | null; error: string | null; reason: string | null }
   );

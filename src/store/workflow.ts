@@ -65,6 +65,14 @@ export interface WorkflowStore {
    */
   jobEnqueueChild(params: { id: number; token: number; step: string; seq: number; attempt: number; child: NewJob; now: number }): Promise<{ childId: number; inserted: Job | null } | false>;
 
+  /**
+   * Fenced: appends a `stepsOrphaned` event naming `steps` (completed steps this run never
+   * reached) to the timeline of job `id` running under `token`; one statement, made only
+   * when a completing run has orphans.
+   * @returns false when the lease was lost (nothing written)
+   */
+  jobStepsOrphaned(params: { id: number; token: number; steps: string[]; now: number }): Promise<boolean>;
+
   /** The children of job `id` (`parent_id`), by id; [] when none. One read. */
   jobChildren(params: { id: number }): Promise<ChildRecord[]>;
 }

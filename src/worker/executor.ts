@@ -522,6 +522,9 @@ export class JobRun {
       this.#logger.warn({ steps: orphans }, 'stored steps this run never reached (renamed or removed since they ran?); their results are kept but unused');
       this.#span.event('baton.steps_orphaned', { 'baton.steps': orphans.join(', ') });
       this.#deps.events.emit('job:steps-orphaned', { job: this.job, steps: orphans });
+      // In the job's timeline too; a failure to write it (the lease lost) is the completion's to find.
+      await this.#deps.store.jobStepsOrphaned({ id: this.job.id, token: this.job.leaseToken, steps: orphans, now: this.#deps.clock.now() }).catch(() => undefined);
+      if (!this.#holding) return;
     }
     let result: string;
     try {

@@ -100,6 +100,20 @@ export function stepTests(h: Harness): void {
     });
   });
 
+  describe('jobStepsOrphaned', () => {
+    it('appends a stepsOrphaned event naming the steps, with the running attempt, to the timeline; refused (false, nothing written) with a stale token', async () => {
+      const { store } = await h.setup();
+      const { id, stale, fresh, at } = await takeover(store);
+      expect(await store.jobStepsOrphaned({ id, token: stale, steps: ['old'], now: at + 5 })).toBe(false);
+      expect((await store.jobTimeline({ id }))!.events.some((e) => e.type === 'stepsOrphaned')).toBe(false);
+      expect(await store.jobStepsOrphaned({ id, token: fresh, steps: ['old', 'gone#2'], now: at + 10 })).toBe(true);
+      const record = (await store.jobTimeline({ id }))!;
+      expect(record.events.at(-1)).toMatchObject({ type: 'stepsOrphaned', at: at + 10, steps: ['old', 'gone#2'], attempt: 2, token: fresh });
+      const entry = jobTimeline(record).find((e) => e.type === 'stepsOrphaned')!;
+      expect(entry.summary).toBe('attempt 2 completed without reaching stored steps "old", "gone#2" (renamed or removed since they ran; kept, unused)');
+    });
+  });
+
   describe('steps and the life of their job', () => {
     it('jobDelete of a finished or queued job deletes its steps; a running job (not deleted) keeps them; other jobs keep theirs', async () => {
       const { store } = await h.setup();

@@ -95,10 +95,12 @@ describe('ctx.step', () => {
     await worker.start();
     const orphaned = waitForEvent(worker, 'job:steps-orphaned');
     const done = waitForEvent(worker, 'job:completed');
-    await baton.enqueue(flow, null);
+    const job = await baton.enqueue(flow, null);
     expect((await done).result).toEqual(['B', 'A']);
     expect([r.of('a'), r.of('old'), r.of('b')]).toEqual([1, 1, 1]);
     expect((await orphaned).steps).toEqual(['old']);
+    const { timeline } = await baton.getJobTimeline(job.id);
+    expect(timeline.filter((e) => e.type === 'stepsOrphaned').map((e) => e.summary)).toEqual([expect.stringContaining('without reaching stored step "old"')]);
   });
 
   it('retries a step inside the run with its own maxAttempts and backoff, without failing the attempt', async () => {
