@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ChildFailedError, defineTask } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
-import { waitForEvent } from '../helpers/events.js';
+import { collectEvents, waitForEvent } from '../helpers/events.js';
 
 const square = defineTask('square', {
   maxAttempts: 1,
@@ -85,20 +85,18 @@ describe('child jobs', () => {
       },
     });
     const worker = baton.worker({ tasks: [parent, hold], concurrency: 2 });
-    const waiting = waitForEvent(worker, 'job:waiting');
+    // Two slots: the parent frees its slot as it waits, so two children run and one is queued.
+    const running = collectEvents(worker, 'job:started', 2, (e) => e.job.task === 'hold');
+    const cancelledRunning = collectEvents(worker, 'job:cancelled', 2, (e) => e.job.task === 'hold');
     await worker.start();
     const job = await baton.enqueue(parent, null);
-    await waiting;
-    const kids = await baton.store.jobChildren({ id: job.id });
-    // The one free slot runs a child; the two others are queued.
-    const cancelledKids = Promise.all(kids.map((k) => waitForEvent(worker, 'job:cancelled', (e) => e.job.id === k.id).catch(() => undefined)));
+    await running;
     const answer = await baton.cancel(job.id, 'order withdrawn');
     expect(answer.outcome).toBe('cancelled');
-    const states = async () => (await baton.store.jobChildren({ id: job.id })).map((k) => k.state);
-    const deadline = waitForEvent(worker, 'job:cancelled', (e) => kids.some((k) => k.id === e.job.id));
-    if ((await states()).includes('running')) await deadline;
-    expect(await states()).toEqual(['cancelled', 'cancelled', 'cancelled']);
-    void cancelledKids;
+    await cancelledRunning; // their signals fired; each handler rejected with it
+    const kids = await baton.store.jobChildren({ id: job.id });
+    expect(kids.map((k) => k.state)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(kids.map((k) => k.error)).toEqual(Array(3).fill(`parent job ${job.id} cancelled`));
     const timeline = (await baton.getJobTimeline(kids[2]!.id)).timeline;
     expect(timeline.find((e) => e.type === 'cancelRequested')?.summary).toMatch(new RegExp(`by job ${job.id}`));
   });
