@@ -1,6 +1,7 @@
 import type { Clock } from './clock.js';
 import { cancel } from './client/cancel.js';
 import { send } from './client/send.js';
+import { waitForResult } from './client/wait-result.js';
 import type { Client } from './client/client.js';
 import type { ClientDeps } from './client/deps.js';
 import { announceEnqueued, enqueueMany, prepareDeferred } from './client/enqueue.js';
@@ -179,6 +180,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     getJobTimeline: (id) => getJobTimeline(deps, id),
     followJob: (id, options) => followJob(deps, id, options),
     send: (target, topic, payload, options) => send(deps, target, topic, payload, options),
+    waitForResult: (id, options) => waitForResult(deps, id, options),
     listJobs: (options) => listJobs(deps, options),
     queueCounts: (prefix) => queueCounts(deps, prefix),
     queueThroughput: (minutes) => queueThroughput(deps, minutes),

@@ -4,6 +4,7 @@ import type { EnqueueOptions, Job, JobSummary, Json, TransactionClient } from '.
 import type { QueueCount } from '../store/store.js';
 import type { CancelOptions, CancelResult } from './cancel.js';
 import type { SendOptions, SendResult, SendTarget } from './send.js';
+import type { WaitOptions } from './wait-result.js';
 import type { EnqueueItem } from './enqueue.js';
 import type { FollowOptions, JobSnapshot } from './follow.js';
 import type { PromoteResult } from './promote.js';
@@ -69,6 +70,11 @@ export interface Client {
    * @throws ValidationError, NotFoundError, ConflictError (the job has finished)
    */
   send(target: SendTarget, topic: string, payload: Json, options?: SendOptions): Promise<SendResult>;
+  /**
+   * Awaits a job's end from any process: its result once completed; see client/wait-result.ts.
+   * @throws JobFailedError, JobCancelledError, WaitTimeoutError (`timeout` ms), the signal's reason, NotFoundError, ValidationError
+   */
+  waitForResult<R = Json>(id: number, options?: WaitOptions): Promise<R>;
   listJobs(options?: ListOptions): Promise<JobSummary[]>;
   queueCounts(queuePrefix?: string): Promise<QueueCount[]>;
 }

@@ -45,7 +45,7 @@ export const FOLLOW_MIN_GAP_MS = 100;
 export const JOB_WRITE_OPS: ReadonlySet<StoreOperation> = new Set<StoreOperation>([
   'jobInsertMany', 'jobClaim', 'jobCompleteMany', 'jobCompleteAndClaim', 'jobFail', 'jobFinishCancelled', 'jobRelease',
   'jobCheckpoint', 'jobProgress', 'leaseExtendMany', 'jobRescueExpired', 'jobCancel', 'jobRetry', 'jobPromote', 'jobDelete', 'jobRetryMany',
-  'jobCancelMany', 'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'scheduleAdvance', 'scheduleTrigger', 'jobMessageSend', 'jobStepSave', 'jobMessageTake',
+  'jobCancelMany', 'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'scheduleAdvance', 'scheduleTrigger', 'jobMessageSend', 'jobStepSave', 'jobMessageTake', 'jobEnqueueChild', 'jobStepsOrphaned',
 ]);
 
 const optionsSchema = z.strictObject({
@@ -107,7 +107,7 @@ function fingerprint({ job, timeline }: JobSnapshot): string {
 }
 
 /** A flag set when something may have changed, and the wait for it between two reads. */
-class Waker {
+export class Waker {
   #marked = false;
   #onMark: (() => void) | undefined;
 

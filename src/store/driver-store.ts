@@ -74,6 +74,12 @@ export abstract class DriverStore<C> implements Store {
   jobStepsOrphaned(params: StoreParams<'jobStepsOrphaned'>) {
     return this.#operations.jobStepsOrphaned(this.#context, params);
   }
+  finishedListen(params: StoreParams<'finishedListen'>) {
+    return this.#operations.finishedListen(this.#context, params);
+  }
+  finishedUnlisten(params: StoreParams<'finishedUnlisten'>) {
+    return this.#operations.finishedUnlisten(this.#context, params);
+  }
   jobChildren(params: StoreParams<'jobChildren'>) {
     return this.#operations.jobChildren(this.#context, params);
   }

@@ -13,6 +13,8 @@ import type { ConcurrencyStrategy } from '../job/concurrency.js';
  */
 export interface StoreChange {
   cancel?: CancelRequest;
+  /** Jobs that finished (PostgreSQL's NOTIFY while a result is awaited, migration 23); [] when it did not say which. */
+  finished?: number[];
 }
 
 /** A job to insert; JSON fields are serialized text. */

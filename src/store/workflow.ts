@@ -73,6 +73,18 @@ export interface WorkflowStore {
    */
   jobStepsOrphaned(params: { id: number; token: number; steps: string[]; now: number }): Promise<boolean>;
 
+  /**
+   * Registers `owner` (a process awaiting results) as listening for jobs that finish, until
+   * now + `ttlMs` (renew before it expires). PostgreSQL: while any registration is live,
+   * every end of a job sends NOTIFY `<schema>_finished` naming the ids (migration 23), which
+   * {@link Store.watchChanges} reports as `{ finished }`. SQLite: nothing to do (its change
+   * watch sees every commit); no I/O.
+   */
+  finishedListen(params: { owner: string; ttlMs: number; now: number }): Promise<void>;
+
+  /** Ends `owner`'s registration (PostgreSQL); a no-op when it has none, and on SQLite. */
+  finishedUnlisten(params: { owner: string }): Promise<void>;
+
   /** The children of job `id` (`parent_id`), by id; [] when none. One read. */
   jobChildren(params: { id: number }): Promise<ChildRecord[]>;
 }

@@ -296,6 +296,7 @@ export class Worker {
       this.#state.store.watchChanges({
         intervalMs: this.options.watchInterval,
         listener: (change) => {
+          if (change?.finished) return; // jobs ended elsewhere: nothing to claim or abort here
           if (change?.cancel) {
             // A pushed cancel request names the job: abort it without another read.
             applyCancelRequests(heldRuns(this.#state), [change.cancel]);

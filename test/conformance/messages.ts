@@ -4,6 +4,7 @@ import { jobTimeline } from '../../src/job/timeline.js';
 import { NEVER, type ClaimedJob } from '../../src/job/types.js';
 import { jobView } from '../../src/job/view.js';
 import type { Store } from '../../src/store/store.js';
+import { until } from '../helpers/events.js';
 import { claim, claimOne, get, insert, ms, running, T0, takeover, type Harness } from './harness.js';
 
 /** A message wait's StoredWait as jobRelease takes it (JSON text). */
@@ -274,6 +275,38 @@ export function messageTests(h: Harness): void {
         const after = await get(store, job.id);
         expect(after.state, `round ${i}`).toBe('queued');
         expect(ms(after.runAt), `round ${i}: the job is due now, not asleep`).toBe(now);
+      }
+    });
+  });
+
+  describe('finishedListen / finishedUnlisten', () => {
+    it('while a waiter is registered, the change watch names the jobs that finish (PostgreSQL: NOTIFY); unregistered, nothing is sent; SQLite needs no registration', async () => {
+      const { store } = await h.setup();
+      const seen: Array<number[] | undefined> = [];
+      const off = store.watchChanges({ intervalMs: 20, listener: (change) => seen.push(change?.finished) });
+      try {
+        const first = await running(store);
+        await store.finishedListen({ owner: 'w1', ttlMs: 60_000, now: Date.now() });
+        expect((await store.jobCompleteMany({ items: [{ id: first.id, token: first.leaseToken, result: '1' }], now: Date.now() })).completed).toEqual([first.id]);
+        if (store.driver === 'postgres') {
+          await until(() => (seen.some((f) => f?.includes(first.id)) ? true : undefined), 'a finished notification naming the job');
+          await store.finishedUnlisten({ owner: 'w1' });
+          await store.finishedUnlisten({ owner: 'w1' }); // a second time: a no-op
+          seen.length = 0;
+          const second = await running(store);
+          await store.jobCompleteMany({ items: [{ id: second.id, token: second.leaseToken, result: '2' }], now: Date.now() });
+          // A marker after it: once the marker's notification arrived, the completion's would have too.
+          const marker = await running(store);
+          await store.finishedListen({ owner: 'w2', ttlMs: 60_000, now: Date.now() });
+          await store.jobCompleteMany({ items: [{ id: marker.id, token: marker.leaseToken, result: '3' }], now: Date.now() });
+          await until(() => (seen.some((f) => f?.includes(marker.id)) ? true : undefined), 'the marker\'s notification');
+          expect(seen.some((f) => f?.includes(second.id))).toBe(false);
+          await store.finishedUnlisten({ owner: 'w2' });
+        } else {
+          await store.finishedUnlisten({ owner: 'w1' });
+        }
+      } finally {
+        off();
       }
     });
   });

@@ -3,7 +3,7 @@ import { spawnTs, type ChildHandle, type ChildMessage } from './child.js';
 import type { Baton, Job, ListOptions } from 'baton-jobs';
 
 /** Runs one client operation in another process (test/fixtures/client-process.ts) and returns its answer. */
-export async function inOtherProcess(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume'; [key: string]: unknown }): Promise<ChildMessage> {
+export async function inOtherProcess(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume' | 'waitForResult'; [key: string]: unknown }): Promise<ChildMessage> {
   const child = spawnTs(fileURLToPath(new URL('../fixtures/client-process.ts', import.meta.url)), [JSON.stringify(command)]);
   return child.waitFor((m) => m.type === 'result' || m.type === 'error', `the answer to ${command.op}`);
 }
@@ -12,7 +12,7 @@ export async function inOtherProcess(command: { database: string; op: 'cancel' |
  * Starts test/fixtures/client-process.ts without waiting for its answer (for
  * barrier-synchronised races: wait for `{ type: 'waiting' }`, then create the file).
  */
-export function spawnClient(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume'; [key: string]: unknown }): ChildHandle {
+export function spawnClient(command: { database: string; op: 'cancel' | 'enqueue' | 'retry' | 'pause' | 'resume' | 'waitForResult'; [key: string]: unknown }): ChildHandle {
   return spawnTs(fileURLToPath(new URL('../fixtures/client-process.ts', import.meta.url)), [JSON.stringify(command)]);
 }
 

@@ -1,6 +1,6 @@
 import type { Job } from '../../job/types.js';
 import type { ChildRecord, StoreParams } from '../store.js';
-import type { PgContext } from './context.js';
+import { date, type PgContext } from './context.js';
 import { jobInsertMany } from './jobs.js';
 import { saveStep } from './step-rows.js';
 
@@ -23,4 +23,13 @@ export async function jobChildren(ctx: PgContext, { id }: StoreParams<'jobChildr
       CASE state WHEN 'failed' THEN errors -> -1 ->> 'message' WHEN 'cancelled' THEN cancel_reason END AS error
     FROM :schema.jobs_all WHERE parent_id = $1 ORDER BY id`, [id]);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+export async function finishedListen(ctx: PgContext, { owner, ttlMs, now }: StoreParams<'finishedListen'>): Promise<void> {
+  await ctx.query('finished_listen', `INSERT INTO :schema.finished_listeners (owner, expires_at) VALUES ($1, $2)
+    ON CONFLICT (owner) DO UPDATE SET expires_at = excluded.expires_at`, [owner, date(now + ttlMs)]);
+}
+
+export async function finishedUnlisten(ctx: PgContext, { owner }: StoreParams<'finishedUnlisten'>): Promise<void> {
+  await ctx.query('finished_unlisten', 'DELETE FROM :schema.finished_listeners WHERE owner = $1', [owner]);
 }

@@ -274,8 +274,10 @@ export class PostgresStore extends DriverStore<PgContext> {
 
   #listen(): PgListener {
     const cancelChannel = `${this.#channel}_cancel`;
+    const finishedChannel = `${this.#channel}_finished`;
     const notify = (change?: StoreChange) => this.#watchers.forEach((watcher) => watcher(change));
     const onNotify = (message?: { channel: string; payload: string | undefined }) => {
+      if (message?.channel === finishedChannel) return notify({ finished: message.payload ? message.payload.split(',').map(Number) : [] });
       if (message?.channel !== cancelChannel || !message.payload) return notify();
       try {
         // The trigger sends {"id", "reason"}: the worker can abort at once, without a read.
@@ -286,7 +288,7 @@ export class PostgresStore extends DriverStore<PgContext> {
       }
     };
     const pool = this.#pool;
-    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel], {
+    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel, finishedChannel], {
       label: this.#listenLabel,
       onNotify,
       onError: this.#onError,

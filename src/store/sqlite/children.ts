@@ -22,3 +22,9 @@ export async function jobChildren(ctx: SqliteContext, { id }: StoreParams<'jobCh
       CASE state WHEN 'failed' THEN json_extract(errors, '$[#-1].message') WHEN 'cancelled' THEN cancel_reason END AS error
     FROM jobs WHERE parent_id = ? ORDER BY id`).all(id) as ChildRecord[];
 }
+
+/** SQLite: the change watch sees every commit; nothing to register. */
+export async function finishedListen(_ctx: SqliteContext, _params: StoreParams<'finishedListen'>): Promise<void> {}
+
+/** SQLite: nothing was registered. */
+export async function finishedUnlisten(_ctx: SqliteContext, _params: StoreParams<'finishedUnlisten'>): Promise<void> {}

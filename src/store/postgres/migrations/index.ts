@@ -19,6 +19,7 @@ import { migration as m0019 } from './0019-keyed-claim-without-join.js';
 import { migration as m0020 } from './0020-declared-queues.js';
 import { migration as m0021 } from './0021-worker-tasks.js';
 import { migration as m0022 } from './0022-job-steps.js';
+import { migration as m0023 } from './0023-finished-notify.js';
 import { migration as m0024 } from './0024-job-children.js';
 
 /**
@@ -27,6 +28,7 @@ import { migration as m0024 } from './0024-job-children.js';
  * claim index made queue-first, as PostgreSQL's has been since 1), plus 10 (finished jobs in a
  * table of their own: SQLite has no dead rows for history to slow), plus 15 (concurrency-key
  * counts kept per statement, where SQLite's per-row triggers cost little), plus 16 (a key's running jobs counted where a limit is
- * checked, not kept in its row), plus 19 (the keyed claim without a join back to the keys). Version 5 was never shipped.
+ * checked, not kept in its row), plus 19 (the keyed claim without a join back to the keys), plus 23 (a NOTIFY
+ * when jobs finish, while a process awaits a result: SQLite's WAL watch sees every commit). Version 5 was never shipped.
  */
-export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018, m0019, m0020, m0021, m0022, m0024];
+export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0007, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018, m0019, m0020, m0021, m0022, m0023, m0024];

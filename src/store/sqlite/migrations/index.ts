@@ -18,7 +18,8 @@ import { migration as m0022 } from './0022-job-steps.js';
 import { migration as m0024 } from './0024-job-children.js';
 
 /**
- * Every SQLite migration, in version order. Versions 7, 10, 15 and 16 are PostgreSQL's alone (the jobs
- * table's autovacuum settings; finished jobs in a table of their own; concurrency-key counts); version 5 was never shipped.
+ * Every SQLite migration, in version order. Versions 7, 10, 15, 16, 19 and 23 are PostgreSQL's alone (the jobs
+ * table's autovacuum settings; finished jobs in a table of their own; concurrency-key counts; the keyed claim; a NOTIFY when
+ * jobs finish, which SQLite's WAL watch makes needless); version 5 was never shipped.
  */
 export const migrations: Migration[] = [m0001, m0002, m0003, m0004, m0006, m0008, m0009, m0011, m0012, m0013, m0014, m0017, m0018, m0020, m0021, m0022, m0024];
