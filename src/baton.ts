@@ -2,6 +2,7 @@ import type { Clock } from './clock.js';
 import { cancel } from './client/cancel.js';
 import { send } from './client/send.js';
 import { waitForResult } from './client/wait-result.js';
+import { getJobSteps } from './client/steps.js';
 import type { Client } from './client/client.js';
 import type { ClientDeps } from './client/deps.js';
 import { announceEnqueued, enqueueMany, prepareDeferred } from './client/enqueue.js';
@@ -178,6 +179,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
     promote: (id) => promote(deps, id),
     getJob: (id) => getJob(deps, id),
     getJobTimeline: (id) => getJobTimeline(deps, id),
+    getJobSteps: (id) => getJobSteps(deps, id),
     followJob: (id, options) => followJob(deps, id, options),
     send: (target, topic, payload, options) => send(deps, target, topic, payload, options),
     waitForResult: (id, options) => waitForResult(deps, id, options),

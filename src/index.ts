@@ -22,6 +22,7 @@ export { DEFAULT_PAYLOAD_LIMIT, MAX_JSON_DEPTH } from './job/payload.js';
 export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult, CancelOptions } from './client/cancel.js';
 export type { SendTarget, SendOptions, SendResult } from './client/send.js';
+export type { JobStep } from './client/steps.js';
 export { WaitError, JobFailedError, JobCancelledError, WaitTimeoutError, WAIT_POLL_MS, WAITER_TTL_MS, type WaitOptions } from './client/wait-result.js';
 export type { RetryOptions } from './client/retry.js';
 export type { PromoteResult } from './client/promote.js';

@@ -5,6 +5,7 @@ import type { QueueCount } from '../store/store.js';
 import type { CancelOptions, CancelResult } from './cancel.js';
 import type { SendOptions, SendResult, SendTarget } from './send.js';
 import type { WaitOptions } from './wait-result.js';
+import type { JobStep } from './steps.js';
 import type { EnqueueItem } from './enqueue.js';
 import type { FollowOptions, JobSnapshot } from './follow.js';
 import type { PromoteResult } from './promote.js';
@@ -54,6 +55,8 @@ export interface Client {
   getJob(id: number): Promise<Job>;
   /** The job with its whole story, oldest first (see TimelineEntry), from stored data. @throws NotFoundError */
   getJobTimeline(id: number): Promise<{ job: Job; timeline: TimelineEntry[] }>;
+  /** The job's step log (`ctx.step`, waits, children), in the order its steps first ran; see client/steps.ts. @throws NotFoundError */
+  getJobSteps(id: number): Promise<JobStep[]>;
   /**
    * Follows one job from any process: its snapshot (job and timeline) at once, then one
    * each time it changed, ending after a terminal one. See client/follow.ts for what

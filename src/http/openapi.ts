@@ -187,9 +187,42 @@ export const openApiDocument = {
       },
       delete: { summary: 'Delete a job that is not running (admin; no body): running → 409', parameters: [idParam], responses: { '200': ok('the id and the state it had', { type: 'object', properties: { id: { type: 'integer' }, state: { type: 'string' } } }), ...errors } },
     },
-    ...Object.fromEntries(['payload', 'result', 'checkpoint'].map((value) => [`/api/jobs/{id}/${value}`, {
+    ...Object.fromEntries(['payload', 'checkpoint'].map((value) => [`/api/jobs/{id}/${value}`, {
       get: { summary: `The job's ${value}, whole, as raw JSON (a download: Content-Disposition attachment); null when it has none`, parameters: [idParam], responses: { '200': ok(`the ${value}`, {}), ...errors } },
     }])),
+    '/api/jobs/{id}/result': {
+      get: {
+        summary: "The job's result, whole, as raw JSON (a download; null when it has none). With wait (30s, 500ms or ms; at most 60s) it long-polls (baton.waitForResult): 200 with the result once completed, 409 (job_failed, job_cancelled) when it ended otherwise, 202 with the job when still unfinished after the wait (ask again)",
+        parameters: [idParam, { name: 'wait', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,8}(ms|s)?$' } }],
+        responses: { '200': ok('the result', {}), '202': ok('not finished yet', ref('Job')), ...errors },
+      },
+    },
+    '/api/jobs/{id}/steps': {
+      get: {
+        summary: "The job's step log (ctx.step, durable waits, children), in the order its steps first ran",
+        parameters: [idParam],
+        responses: {
+          '200': ok('the steps', { type: 'object', properties: { steps: { type: 'array', items: { type: 'object', properties: {
+            name: { type: 'string' }, seq: { type: 'integer' }, state: { enum: ['completed', 'failed', 'waiting'] }, attempt: { type: 'integer' }, tries: { type: 'integer' },
+            startedAt: { type: 'string', format: 'date-time' }, finishedAt: { type: ['string', 'null'] }, durationMs: { type: ['integer', 'null'] }, result: {},
+            resultBytes: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, until: { type: ['string', 'null'], description: 'a waiting receive\'s deadline' },
+          } } } } }),
+          ...errors,
+        },
+      },
+    },
+    '/api/jobs/{id}/messages': {
+      post: {
+        summary: "Send a message to the job's ctx.receive(topic) (admin): stored, delivered exactly once, kept when sent before the receive; a job waiting on the topic is woken. A finished job → 409; an idempotencyKey used before for this job and topic → 200 with the first message",
+        parameters: [idParam],
+        requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, required: ['topic', 'payload'], properties: { topic: { type: 'string' }, payload: {}, idempotencyKey: { type: 'string' } } }) },
+        responses: {
+          '201': ok('stored', { type: 'object', properties: { jobId: { type: 'integer' }, messageId: { type: 'integer' }, created: { const: true } } }),
+          '200': ok('already sent with this idempotency key', { type: 'object', properties: { jobId: { type: 'integer' }, messageId: { type: 'integer' }, created: { const: false } } }),
+          ...errors,
+        },
+      },
+    },
     '/api/jobs/{id}/cancel': {
       post: {
         summary: 'Cancel a job (admin): queued → cancelled; running → its worker aborts it; terminal → 409',

@@ -13,7 +13,7 @@ import { BatonError, ConflictError, ValidationError, brand } from '../errors.js'
  * | forbidden | 403 |
  * | not_found | 404 |
  * | method_not_allowed | 405 (with `Allow`) |
- * | conflict, lock_busy | 409 |
+ * | conflict, lock_busy, job_failed, job_cancelled | 409 |
  * | payload_too_large, response_too_large | 413 |
  * | unsupported_media_type | 415 |
  * | store | 503 (the database cannot be reached) |
@@ -31,6 +31,8 @@ export const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
   method_not_allowed: 405,
   conflict: 409,
   lock_busy: 409,
+  job_failed: 409,
+  job_cancelled: 409,
   payload_too_large: 413,
   response_too_large: 413,
   unsupported_media_type: 415,

@@ -66,9 +66,62 @@ describe('HTTP API', () => {
     expect((await call(app, 'GET', '/healthz')).json).toEqual({ ok: true, driver: baton.store.driver });
     const doc = (await call(app, 'GET', '/api/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
-    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/jobs/{id}/promote', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz', '/readyz']) {
+    for (const path of ['/api/jobs', '/api/jobs/{id}', '/api/jobs/{id}/steps', '/api/jobs/{id}/messages', '/api/jobs/{id}/result', '/api/jobs/{id}/cancel', '/api/jobs/{id}/retry', '/api/jobs/{id}/promote', '/api/queues', '/api/workers', '/api/schedules', '/api/schedules/{name}/pause', '/api/services/{name}/trigger', '/api/events', '/metrics', '/healthz', '/readyz']) {
       expect(doc.paths, path).toHaveProperty([path]);
     }
+  });
+
+  it('durable execution: the step log, messages to a job (201, 200 repeated, 404, 409, 400), and the result long-polled (200, 409, 202, 404)', async () => {
+    const { baton, app } = await setup();
+    const inbox = defineTask('inbox', {
+      handler: async (_: null, ctx) => {
+        const charged = await ctx.step('charge', () => ({ id: 'ch_1' }));
+        const shipped = await ctx.receive<{ tracking: string }>('shipped');
+        return { charged, tracking: shipped!.tracking };
+      },
+    });
+    const worker = baton.worker({ tasks: [inbox, boom], concurrency: 2 });
+    await worker.start();
+    const waiting = waitForEvent(worker, 'job:waiting');
+    const job = await baton.enqueue(inbox, null);
+    await waiting;
+    const steps = await call(app, 'GET', `/api/jobs/${job.id}/steps`);
+    expect(steps.status).toBe(200);
+    expect(steps.json.steps.map((s: { name: string; state: string }) => [s.name, s.state])).toEqual([['charge', 'completed'], ['baton:receive:shipped', 'waiting']]);
+    expect(steps.json.steps[0]).toMatchObject({ seq: 1, attempt: 1, result: { id: 'ch_1' }, resultBytes: 13, error: null, until: null });
+    expect((await call(app, 'GET', '/api/jobs/987654/steps')).status).toBe(404);
+
+    const pending = await call(app, 'GET', `/api/jobs/${job.id}/result?wait=0`);
+    expect(pending.status).toBe(202);
+    expect(pending.json).toMatchObject({ id: job.id, view: 'waiting', wait: { kind: 'message', topic: 'shipped' } });
+    expect((await call(app, 'GET', `/api/jobs/${job.id}/result?wait=30x`)).status).toBe(400);
+    expect((await call(app, 'GET', `/api/jobs/${job.id}/result?wait=61s`)).status).toBe(400);
+
+    const longPoll = call(app, 'GET', `/api/jobs/${job.id}/result?wait=30s`);
+    const sent = await call(app, 'POST', `/api/jobs/${job.id}/messages`, { body: { topic: 'shipped', payload: { tracking: 'T-9' }, idempotencyKey: 'k' } });
+    expect(sent.status).toBe(201);
+    expect(sent.json).toMatchObject({ jobId: job.id, created: true });
+    const answer = await longPoll;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ charged: { id: 'ch_1' }, tracking: 'T-9' });
+    expect((await call(app, 'GET', `/api/jobs/${job.id}/result`)).json).toEqual({ charged: { id: 'ch_1' }, tracking: 'T-9' }); // the download, as before
+
+    const queued = await baton.enqueue(inbox, null, { delay: 60_000 });
+    expect((await call(app, 'POST', `/api/jobs/${queued.id}/messages`, { body: { topic: 'shipped', payload: 1, idempotencyKey: 'k' } })).status).toBe(201);
+    const again = await call(app, 'POST', `/api/jobs/${queued.id}/messages`, { body: { topic: 'shipped', payload: 2, idempotencyKey: 'k' } });
+    expect([again.status, again.json.created]).toEqual([200, false]);
+    expect((await call(app, 'POST', `/api/jobs/${job.id}/messages`, { body: { topic: 'shipped', payload: 1 } })).json.error.code).toBe('conflict');
+    expect((await call(app, 'POST', '/api/jobs/987654/messages', { body: { topic: 'shipped', payload: 1 } })).status).toBe(404);
+    for (const body of [{ topic: '', payload: 1 }, { topic: 'shipped', payload: null }, { topic: 'shipped' }, { topic: 'shipped', payload: 1, extra: true }]) {
+      expect((await call(app, 'POST', `/api/jobs/${queued.id}/messages`, { body })).status, JSON.stringify(body)).toBe(400);
+    }
+
+    const failing = await baton.enqueue(boom, null);
+    const failed = await call(app, 'GET', `/api/jobs/${failing.id}/result?wait=30s`);
+    expect(failed.status).toBe(409);
+    expect(failed.json.error).toMatchObject({ code: 'job_failed', message: expect.stringContaining('kaboom') });
+    expect((await call(app, 'GET', '/api/jobs/987654/result?wait=1s')).status).toBe(404);
+    await worker.stop();
   });
 
   it('enqueues, validates against the task schema, lists with filters and cursor, gets one job', async () => {

@@ -9,6 +9,7 @@ import { parseInput, parseIsoDateTime, queueNameSchema, storableString, withPath
 import { readJson } from '../body.js';
 import { boundedJson, jobDetailJson, jobJson, JOB_VALUES } from '../serialize.js';
 import { notPromotedMessage } from '../../client/promote.js';
+import { WaitTimeoutError } from '../../client/wait-result.js';
 
 /** `options.runAt` (and the times of bulk filters): the ISO 8601 grammar the CLI's `--run-at` shares (no impossible calendar dates), as a Date. */
 export const runAtText = z.string().transform((text, ctx) => {
@@ -47,6 +48,17 @@ const listQuery = z.strictObject({
 });
 
 const cancelBody = z.strictObject({ reason: z.string().max(10_000).nullable().optional() });
+const messageBody = z.strictObject({ topic: z.string(), payload: z.unknown(), idempotencyKey: z.string().optional() });
+
+/** The longest `wait` of `GET /api/jobs/:id/result`, ms: a long-poll answers 202 after it, and the client asks again. */
+export const MAX_RESULT_WAIT_MS = 60_000;
+
+/** `?wait=`: `<n>ms`, `<n>s` or plain ms, 0..MAX_RESULT_WAIT_MS, as ms. */
+const resultQuery = z.strictObject({
+  wait: z.string().regex(/^\d{1,8}(ms|s)?$/, 'a duration such as 30s, 500ms or 2000 (ms)')
+    .transform((t) => (t.endsWith('ms') ? Number(t.slice(0, -2)) : t.endsWith('s') ? Number(t.slice(0, -1)) * 1000 : Number(t)))
+    .pipe(z.number().max(MAX_RESULT_WAIT_MS, `at most ${MAX_RESULT_WAIT_MS / 1000}s`)).optional(),
+});
 const retryBody = z.strictObject({ fresh: z.boolean().optional() });
 
 /** `:id` → a positive integer. @throws ValidationError */
@@ -58,8 +70,9 @@ export function jobId(text: string): number {
 /**
  * /api/jobs: enqueue, list (JobSummary items: values as bounded previews), get (the job
  * with its timeline; values over 64 KiB as previews, see jobDetailJson), one value whole as
- * raw JSON (`/:id/payload`, `/:id/result`, `/:id/checkpoint`), cancel, retry (body `{ fresh }`),
- * promote. A list page or job answer over `responseLimit` bytes is refused (413
+ * raw JSON (`/:id/payload`, `/:id/result`, `/:id/checkpoint`; the result long-polls with
+ * `?wait=30s`), the step log (`/:id/steps`), messages to the job (`POST /:id/messages`), cancel,
+ * retry (body `{ fresh }`), promote. A list page or job answer over `responseLimit` bytes is refused (413
  * response_too_large); a download is one value, at most the payload limit. An enqueue whose request carries a W3C `traceparent` (and `tracestate`) continues that trace: its `enqueue` span, and so the job's runs, are in it.
  */
 export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> | undefined; bodyLimit: number; responseLimit: number }): Hono {
@@ -100,6 +113,30 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
   // instead of showing it): `null` when the job has none (no result yet, no checkpoint). Its
   // size is the value's: at most the payload limit of the process that stored it (1 MiB by
   // default), so it is not held to responseLimit: a larger payload limit still downloads.
+  // With ?wait=30s the result long-polls (baton.waitForResult): 200 with the result once
+  // completed, 409 when it failed or was cancelled, 202 with the job when still unfinished.
+  app.get('/:id/result', async (c, next) => {
+    const { wait } = parseInput(resultQuery, c.req.query(), 'invalid result query');
+    if (wait === undefined) return next();
+    const id = jobId(c.req.param('id'));
+    try {
+      const result = wait === 0 ? await finishedResult(baton, id) : await baton.waitForResult(id, { timeout: wait, signal: c.req.raw.signal });
+      return c.body(JSON.stringify(result ?? null), 200, { 'Content-Type': 'application/json' });
+    } catch (error) {
+      if (error instanceof WaitTimeoutError) return c.json(jobJson(error.job ?? (await baton.getJob(id)), now()), 202);
+      throw error;
+    }
+  });
+
+  app.get('/:id/steps', async (c) => c.json({ steps: await baton.getJobSteps(jobId(c.req.param('id'))) }));
+
+  app.post('/:id/messages', async (c) => {
+    const id = jobId(c.req.param('id'));
+    const { topic, payload, idempotencyKey } = parseInput(messageBody, await readJson(c, options.bodyLimit), 'invalid message');
+    const sent = await baton.send(id, topic, payload as never, idempotencyKey === undefined ? {} : { idempotencyKey });
+    return c.json(sent, sent.created ? 201 : 200);
+  });
+
   for (const field of JOB_VALUES) {
     app.get(`/:id/${field}`, async (c) => {
       const id = jobId(c.req.param('id'));
@@ -132,4 +169,11 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
   });
 
   return app;
+}
+
+/** `?wait=0`: the result of a finished job, or a WaitTimeoutError for an unfinished one (202). */
+async function finishedResult(baton: Baton, id: number): Promise<unknown> {
+  const job = await baton.getJob(id);
+  if (job.state === 'queued' || job.state === 'running') throw new WaitTimeoutError(job, 0);
+  return baton.waitForResult(id);
 }
