@@ -1,3 +1,5 @@
+import type { JobStep } from '../client/steps.js';
+import { describeWait } from '../workflow/waits.js';
 import type { TimelineEntry } from '../job/timeline.js';
 import type { Job, JobSummary } from '../job/types.js';
 import { jobView } from '../job/view.js';
@@ -169,7 +171,7 @@ export function jobsTable(jobs: readonly JobSummary[], now = Date.now()): string
 }
 
 /** Every field of one job, one per line, then its errors; each value shown {@link printable}. */
-export function jobDetail(job: Job, now = Date.now(), timeline: TimelineEntry[] = []): string {
+export function jobDetail(job: Job, now = Date.now(), timeline: TimelineEntry[] = [], steps: JobStep[] = []): string {
   const time = (d: Date | null) => (d ? `${d.toISOString()} (${age(d, now)} ago)` : '-');
   const json = (v: unknown) => (v === null || v === undefined ? '-' : truncate(JSON.stringify(v), 200));
   const rows: Array<[string, string]> = [
@@ -191,6 +193,8 @@ export function jobDetail(job: Job, now = Date.now(), timeline: TimelineEntry[] 
     ['finished', time(job.finishedAt)],
     ['lease owner', job.leaseOwner ?? '-'],
   ];
+  if (job.wait) rows.push(['waits for', describeWait(job.wait)]);
+  if (job.parentId !== null) rows.push(['parent', `job ${job.parentId}`]);
   if (job.cancelRequestedAt) rows.push(['cancel asked', `${time(job.cancelRequestedAt)}${job.cancelReason ? `: ${job.cancelReason}` : ''}`]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${printable(v)}`);
@@ -202,7 +206,22 @@ export function jobDetail(job: Job, now = Date.now(), timeline: TimelineEntry[] 
     lines.push('', 'timeline:');
     for (const e of timeline) lines.push(`  ${e.at.toISOString()}  ${printable(e.summary)}`);
   }
+  if (steps.length > 0) {
+    lines.push('', `steps (${steps.length}):`);
+    for (const s of steps) lines.push(`  ${stepLine(s)}`);
+  }
   return lines.join('\n');
+}
+
+/** One step of `baton job`: seq, name, state, attempt, start, duration, tries, result size or error, a receive's deadline. */
+export function stepLine(s: JobStep): string {
+  const parts = [`${String(s.seq).padStart(3)}. ${printable(s.name)}`, s.state, `attempt ${s.attempt}`, `started ${s.startedAt.toISOString()}`];
+  if (s.durationMs !== null) parts.push(`${s.durationMs} ms`);
+  if (s.tries > 1) parts.push(`${s.tries} tries`);
+  if (s.resultBytes !== null) parts.push(`result ${s.resultBytes} bytes`);
+  if (s.until !== null) parts.push(`until ${s.until.toISOString()}`);
+  if (s.error !== null) parts.push(`error: ${printable(truncate(s.error, 200))}`);
+  return parts.join(' · ');
 }
 
 /** "1 job", "2 jobs", "0 entries" (`many` when the plural is not `one` + "s"). */

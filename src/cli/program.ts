@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
+import { sendCommand } from './commands/send.js';
 import { demoCommand } from './commands/demo.js';
 import { enqueueCommand } from './commands/enqueue.js';
 import { jobCommand } from './commands/job.js';
@@ -61,6 +62,7 @@ export function createProgram(): Command {
     serveCommand(),
     enqueueCommand(),
     cancelCommand(),
+    sendCommand(),
     retryCommand(),
     promoteCommand(),
     jobsCommand(),

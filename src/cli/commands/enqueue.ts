@@ -2,7 +2,9 @@ import { Command } from 'commander';
 import type { EnqueueOptions } from '../../job/types.js';
 import { loadTasks } from '../load-tasks.js';
 import { UsageError, byFlag, integer, isoDate, readJsonOption, withBaton, withDatabase } from '../options.js';
-import { displayState, out, printJson } from '../output.js';
+import { displayState, err, out, printJson } from '../output.js';
+import type { Baton } from '../../baton.js';
+import { WaitError, WaitTimeoutError } from '../../client/wait-result.js';
 
 interface EnqueueFlags {
   payload?: string;
@@ -17,6 +19,8 @@ interface EnqueueFlags {
   tasks?: string;
   database?: string;
   json?: boolean;
+  wait?: boolean;
+  waitTimeout?: number;
 }
 
 /**
@@ -29,6 +33,10 @@ interface EnqueueFlags {
  * The flags are parsed here (integers, ISO dates, JSON) and handed to the client,
  * which checks their values and limits: its issues are reported by flag name
  * (`--max-attempts: Too big…`), exit code 2, nothing enqueued.
+ *
+ * With `--wait` it then awaits the job's end (`baton.waitForResult`) and prints its result:
+ * exit 0 when completed, 1 when it failed or was cancelled, 124 when `--wait-timeout` passed
+ * first (as timeout(1) does; the job goes on).
  */
 export function enqueueCommand(): Command {
   return withDatabase(new Command('enqueue'))
@@ -45,7 +53,10 @@ export function enqueueCommand(): Command {
     .option('--concurrency-key <key>', "concurrency key, 1..500 characters: the queue's jobs with one key take turns and share the task's per-key limit (--tasks gives the limit)")
     .option('--tasks <file>', 'module exporting the tasks: refuses unknown names and checks the payload schema')
     .option('--json', 'print the job as JSON')
+    .option('--wait', "then wait for the job's end and print its result (exit 0 completed, 1 failed or cancelled, 124 timed out)")
+    .option('--wait-timeout <ms>', 'with --wait: give up after this many ms, 1..2147483647 (default: no limit)', integer(1, 2_147_483_647))
     .action(async (task: string, flags: EnqueueFlags) => {
+      if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout needs --wait');
       if (flags.delay !== undefined && flags.runAt !== undefined) throw new UsageError('give --delay or --run-at, not both');
       const options: EnqueueOptions = {};
       if (flags.queue !== undefined) options.queue = flags.queue;
@@ -61,23 +72,39 @@ export function enqueueCommand(): Command {
       if (tasks && !tasks.some((t) => t.name === task)) {
         throw new UsageError(`unknown task "${task}"; known tasks: ${tasks.map((t) => t.name).sort().join(', ')}`);
       }
-      const { job, created } = await withBaton({ database: flags.database, tasks }, async (baton) => {
+      await withBaton({ database: flags.database, tasks }, async (baton) => {
         // The client announces a job it inserted; a key already held returns that job, unannounced.
         let inserted: number | undefined;
         const off = baton.on('job:enqueued', (e) => (inserted = e.job.id));
+        let job;
         try {
-          const job = await baton.enqueue(task, payload, options);
-          return { job, created: inserted === job.id };
+          job = await baton.enqueue(task, payload, options);
         } catch (error) {
           throw byFlag(error);
         } finally {
           off();
         }
+        const created = inserted === job.id;
+        if (flags.json && !flags.wait) printJson({ ...job, created });
+        else if (!created) out(`job ${job.id} already exists for key ${job.key} (${displayState(job)}); not enqueued again`);
+        else if (!flags.json) out(`job ${job.id} ${displayState(job)}: ${job.task} on queue ${job.queue}, run at ${job.runAt.toISOString()}`);
+        if (flags.wait) await awaitResult(baton, job.id, flags);
       });
-      if (flags.json) printJson({ ...job, created });
-      else if (!created) out(`job ${job.id} already exists for key ${job.key} (${displayState(job)}); not enqueued again`);
-      else out(`job ${job.id} ${displayState(job)}: ${job.task} on queue ${job.queue}, run at ${job.runAt.toISOString()}`);
     });
+}
+
+/** `--wait`: prints the job's result (JSON), or why it has none, and sets the exit code. */
+async function awaitResult(baton: Baton, id: number, flags: EnqueueFlags): Promise<void> {
+  try {
+    const result = await baton.waitForResult(id, flags.waitTimeout === undefined ? {} : { timeout: flags.waitTimeout });
+    if (flags.json) printJson({ id, state: 'completed', result });
+    else out(JSON.stringify(result));
+  } catch (error) {
+    if (!(error instanceof WaitError)) throw error;
+    if (flags.json) printJson({ id, state: error.job?.state ?? null, error: error.message });
+    else err(`baton: ${error.message}`);
+    process.exitCode = error instanceof WaitTimeoutError ? 124 : 1;
+  }
 }
 
 /** Any integer: the client checks the range. */
