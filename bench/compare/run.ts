@@ -1,5 +1,6 @@
 /**
  * `npm run bench:compare [-- --reps N] [--only W1,W2,…] [--systems NAME,…] [--tiny]`
+ * `npm run bench:compare -- --durable [--reps N] [--only S1,S2,…] [--systems NAME,…] [--tiny]`
  *
  * Baton (SQLite and PostgreSQL drivers) side by side with graphile-worker,
  * pg-boss (PostgreSQL) and BullMQ (Redis) on workloads W1–W7 of issue 4, each the
@@ -15,6 +16,10 @@
  * prefix `cmp-*`), removed afterwards, and the run ends by checking that nothing
  * is left. `--tiny` runs every workload on a few jobs (checks the harness; its
  * figures mean nothing).
+ *
+ * `--durable` runs the durable-execution section instead (issue 32, item 7): S1–S7
+ * on Baton (SQLite and PostgreSQL) beside DBOS Transact (lib/durable.ts), the same
+ * table, ratios and results file.
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -23,18 +28,22 @@ import { killAllChildren, killAllChildrenNow } from '../lib/child.js';
 import { dropLeftoverSchemas } from '../lib/drivers.js';
 import { writeResults } from '../lib/results.js';
 import { formatNumber, markdownTable } from '../lib/table.js';
-import { allSystems, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
+import { DURABLE_FULL, DURABLE_STEPS, DURABLE_TINY, durableRows, durableSystems, type DurableCtx, type DurableSystem } from './lib/durable.js';
+import { allSystems, checkBuilt, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
 import { FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
+
+/** What the runner needs of a system, in either section. */
+type AnySystem = System | DurableSystem;
 
 interface Step {
   workload: string;
   title: string;
-  run: (system: System, ctx: Ctx) => Promise<RunResult>;
+  run: (system: AnySystem, ctx: Ctx & DurableCtx) => Promise<RunResult>;
   /** Run every system at once within a repetition (waits dominated by leases / schedules, not CPU). */
   parallel?: boolean;
 }
 
-const STEPS: Step[] = [
+const QUEUE_STEPS = ([
   { workload: 'W1', title: 'bulk enqueue', run: w1 },
   { workload: 'W2', title: 'drain + peak RSS + start-up', run: w2 },
   { workload: 'W3', title: 'enqueue-to-start latency', run: w3 },
@@ -43,9 +52,11 @@ const STEPS: Step[] = [
   { workload: 'W6', title: 'SIGKILL, default settings', run: w6, parallel: true },
   { workload: 'W6', title: 'SIGKILL, shortest lease', run: w6short, parallel: true },
   { workload: 'W7', title: 'recurring job in three processes', run: w7, parallel: true },
-];
+] as Array<{ workload: string; title: string; run: (system: System, ctx: Ctx) => Promise<RunResult>; parallel?: boolean }>) as unknown as Step[];
 
-const USAGE = 'usage: npm run bench:compare -- [--reps N] [--only W1,W2,…] [--systems "baton sqlite",bullmq,…] [--tiny]';
+const USAGE = 'usage: npm run bench:compare -- [--durable] [--reps N] [--only W1,W2,… | S1,S2,…] [--systems "baton sqlite",bullmq,dbos,…] [--tiny]';
+const durable = process.argv.includes('--durable');
+const STEPS: Step[] = durable ? (DURABLE_STEPS as unknown as Step[]) : QUEUE_STEPS;
 
 function parseArgs(argv: string[]) {
   let reps = 3;
@@ -61,6 +72,7 @@ function parseArgs(argv: string[]) {
     else if (flag === '--only') only = new Set(value().toUpperCase().split(',').map((s) => s.trim()));
     else if (flag === '--systems') systems = new Set(value().split(',').map((s) => s.trim()));
     else if (flag === '--tiny') tiny = true;
+    else if (flag === '--durable') continue;
     else if (flag === '--help' || flag === '-h') {
       process.stdout.write(`${USAGE}\n${STEPS.map((s) => `  ${s.workload}  ${s.title}`).join('\n')}\n`);
       process.exit(0);
@@ -115,6 +127,7 @@ function rows(s: Sizes): Row[] {
 
 const args = parseArgs(process.argv.slice(2));
 const sizes = args.tiny ? TINY : FULL;
+const durableSizes = args.tiny ? DURABLE_TINY : DURABLE_FULL;
 const resultsDir = fileURLToPath(new URL('./results', import.meta.url));
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const batonVersion = (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
@@ -140,15 +153,17 @@ const started = performance.now();
 const loadBefore = loadavg()[0]!;
 
 // --- which servers answer ---
-let systems = allSystems(batonVersion).filter((s) => !args.systems || args.systems.has(s.name));
+let systems: AnySystem[] = (durable ? durableSystems(batonVersion, checkBuilt) : allSystems(batonVersion)).filter((s) => !args.systems || args.systems.has(s.name));
 if (systems.length === 0) fail('no system selected');
 const unreachable: Record<string, string> = {};
 process.stderr.write(`\nbaton bench:compare — node ${process.version}, ${cpus().length} CPUs, ${args.reps} repetition(s)${args.tiny ? ', TINY sizes (harness check only)' : ''}\n`);
 let redisVersion = '';
-try {
-  redisVersion = await checkRedis();
-} catch {
-  /* reported per system below */
+if (!durable) {
+  try {
+    redisVersion = await checkRedis();
+  } catch {
+    /* reported per system below */
+  }
 }
 for (const system of systems) {
   try {
@@ -171,8 +186,8 @@ const samples = new Map<string, Map<string, Cell[]>>();
 const raw: Array<{ workload: string; title: string; rep: number; system: string; result?: RunResult; error?: string; seconds: number }> = [];
 const stepSeconds: Record<string, number> = {};
 
-const ctx: Ctx = {
-  sizes,
+const ctx: Ctx & DurableCtx = {
+  sizes: (durable ? durableSizes : sizes) as Sizes & typeof durableSizes,
   log,
   track(ns) {
     tracked.push(ns);
@@ -180,7 +195,7 @@ const ctx: Ctx = {
   },
 };
 
-async function runOne(step: Step, system: System, rep: number): Promise<RunResult | undefined> {
+async function runOne(step: Step, system: AnySystem, rep: number): Promise<RunResult | undefined> {
   const t0 = performance.now();
   try {
     const result = await step.run(system, ctx);
@@ -285,7 +300,7 @@ function ratio(row: Row, baton: Agg | undefined, peers: Array<Agg | undefined>):
   return `${best.capped ? (row.better === 'lower' ? '< ' : '> ') : ''}${r < 0.1 ? r.toPrecision(2) : r.toFixed(2)}×`;
 }
 
-const tableRows = rows(sizes).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
+const tableRows = (durable ? (durableRows(durableSizes) as Row[]) : rows(sizes)).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
 const batons = systems.filter((s) => s.baton);
 const peers = systems.filter((s) => !s.baton);
 const header = ['', 'figure', 'unit', ...systems.map((s) => s.name), ...batons.map((b) => `${b.name} / best peer`)];
@@ -304,12 +319,14 @@ const body = tableRows.map((row) => {
 
 const totalSeconds = (performance.now() - started) / 1000;
 const loadAfter = loadavg()[0]!;
-let out = `\n## Baton vs graphile-worker, pg-boss, BullMQ (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalSeconds / 60).toFixed(1)} min)\n\n`;
+let out = `\n## ${durable ? 'Durable execution: Baton vs DBOS Transact' : 'Baton vs graphile-worker, pg-boss, BullMQ'} (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalSeconds / 60).toFixed(1)} min)\n\n`;
 out += `Medians over ${args.reps} interleaved repetition(s), (min–max) where they differ; "n=1": the outcome is the system's fixed behaviour (a bound hit, "never", "not supported"), not repeated. ↑ higher is better, ↓ lower is better; the ratio columns are Baton / the best peer on that row (> 1 on ↑ rows and < 1 on ↓ rows mean Baton leads).${args.tiny ? ' **TINY sizes: the figures mean nothing.**' : ''}\n\n`;
 out += `${markdownTable(header, body)}\n\n`;
-out += `Versions: baton ${batonVersion} (this tree), graphile-worker ${peers.find((p) => p.name === 'graphile-worker')?.version ?? '-'}, pg-boss ${peers.find((p) => p.name === 'pg-boss')?.version ?? '-'}, bullmq ${peers.find((p) => p.name === 'bullmq')?.version ?? '-'} (ioredis 6.0.0); Redis ${redisVersion || 'not reachable'} at ${REDIS.host}:${REDIS.port}. Load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after.\n\n`;
+if (durable) out += `Versions: baton ${batonVersion} (this tree), ${peers.map((p) => `${p.name} ${p.version}`).join(', ')}. Load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after.\n\n`;
+else out += `Versions: baton ${batonVersion} (this tree), graphile-worker ${peers.find((p) => p.name === 'graphile-worker')?.version ?? '-'}, pg-boss ${peers.find((p) => p.name === 'pg-boss')?.version ?? '-'}, bullmq ${peers.find((p) => p.name === 'bullmq')?.version ?? '-'} (ioredis 6.0.0); Redis ${redisVersion || 'not reachable'} at ${REDIS.host}:${REDIS.port}. Load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after.\n\n`;
 out += `Options:\n${systems.flatMap((s) => s.options().map((o) => `- **${s.name}**: ${o}`)).join('\n')}\n`;
-out += `- every system: workers and clients are separate child processes (\`node --import tsx\`, so each RSS and start-up includes the tsx loader, which compiles each system's fixture; every library loads from its built JavaScript as an installed package does: the peers' published builds, Baton's dist/ built by \`npm run build\` just before the run), jobs of W2–W6 run at concurrency 10 unless the row says otherwise; handlers stop cooperatively on whatever abort signal the system gives them; W5/W6 send the signal ${sizes.signalAfter} ms into the job and give up after ${sizes.bound / 1000} s; W6 and W7 run the systems side by side within a repetition (their times are lease and schedule waits, not CPU); W7 counts the runs of the ticks due in its window (by the tick's instant where the system gives one: Baton's scheduledFor, BullMQ's scheduler job id, graphile-worker's _cron.ts, pg-boss's creation minute) and starts minute-granular schedules ~33 s into a minute so the window holds one tick\n`;
+if (durable) out += `- every system: one worker process and one client process per run (\`node --import tsx\`; Baton from its dist/), concurrency 10; S1, S5 and S6 enqueue from the client with the worker idle and ready and time the enqueue to the last completion the worker reports; S2 is timed inside the job; S3 SIGKILLs the worker halfway through step ${durableSizes.s3KillAt} and starts a new worker process at once (the systems side by side within a repetition); S4 and S7 run one job at a time (S4: ${durableSizes.s4Trials} trials after ${durableSizes.s4Warmup} warm-up, S7: ${durableSizes.s7Trials} after ${durableSizes.s7Warmup}); every workload gives up after ${durableSizes.bound / 1000} s\n`;
+else out += `- every system: workers and clients are separate child processes (\`node --import tsx\`, so each RSS and start-up includes the tsx loader, which compiles each system's fixture; every library loads from its built JavaScript as an installed package does: the peers' published builds, Baton's dist/ built by \`npm run build\` just before the run), jobs of W2–W6 run at concurrency 10 unless the row says otherwise; handlers stop cooperatively on whatever abort signal the system gives them; W5/W6 send the signal ${sizes.signalAfter} ms into the job and give up after ${sizes.bound / 1000} s; W6 and W7 run the systems side by side within a repetition (their times are lease and schedule waits, not CPU); W7 counts the runs of the ticks due in its window (by the tick's instant where the system gives one: Baton's scheduledFor, BullMQ's scheduler job id, graphile-worker's _cron.ts, pg-boss's creation minute) and starts minute-granular schedules ~33 s into a minute so the window holds one tick\n`;
 for (const [name, why] of Object.entries(unreachable)) out += `\n**${name}: not run** — ${why}\n`;
 if (left.length) out += `\n**Left behind:** ${left.join(', ')}\n`;
 process.stdout.write(out);
@@ -318,7 +335,8 @@ const file = writeResults(resultsDir, stamp, { seconds: totalSeconds, loadAverag
     reps: args.reps,
     tiny: args.tiny,
     sizes,
-    versions: { baton: batonVersion, 'graphile-worker': '0.17.3', 'pg-boss': '10.4.2', bullmq: '6.7.0', ioredis: '6.0.0', redis: redisVersion },
+    section: durable ? 'durable' : 'queue',
+    versions: durable ? { baton: batonVersion, ...Object.fromEntries(peers.map((p) => [p.name, p.version])) } : { baton: batonVersion, 'graphile-worker': '0.17.3', 'pg-boss': '10.4.2', bullmq: '6.7.0', ioredis: '6.0.0', redis: redisVersion },
     options: Object.fromEntries(systems.map((s) => [s.name, s.options()])),
     unreachable,
     stepSeconds,

@@ -165,7 +165,7 @@ const REPO = fileURLToPath(new URL('../../..', import.meta.url));
  * than this tree's.
  * @throws Error naming the remedy (`npm run build`; `npm run bench:compare` runs it)
  */
-function checkBuilt(): void {
+export function checkBuilt(): void {
   const built = statSync(join(REPO, 'dist/index.js'), { throwIfNoEntry: false })?.mtimeMs;
   const newest = Math.max(...readdirSync(join(REPO, 'src'), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
