@@ -45,7 +45,7 @@ export const FOLLOW_MIN_GAP_MS = 100;
 export const JOB_WRITE_OPS: ReadonlySet<StoreOperation> = new Set<StoreOperation>([
   'jobInsertMany', 'jobClaim', 'jobCompleteMany', 'jobCompleteAndClaim', 'jobFail', 'jobFinishCancelled', 'jobRelease',
   'jobCheckpoint', 'jobProgress', 'leaseExtendMany', 'jobRescueExpired', 'jobCancel', 'jobRetry', 'jobPromote', 'jobDelete', 'jobRetryMany',
-  'jobCancelMany', 'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'scheduleAdvance', 'scheduleTrigger', 'jobMessageSend', 'jobStepSave', 'jobMessageTake', 'jobEnqueueChild', 'jobStepsOrphaned',
+  'jobCancelMany', 'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'scheduleAdvance', 'scheduleTrigger', 'jobMessageSend', 'jobStepSave', 'jobMessageTake', 'jobEnqueueChildren', 'jobStepsOrphaned',
 ]);
 
 const optionsSchema = z.strictObject({

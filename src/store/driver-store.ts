@@ -68,8 +68,8 @@ export abstract class DriverStore<C> implements Store {
   jobMessageTake(params: StoreParams<'jobMessageTake'>) {
     return this.#operations.jobMessageTake(this.#context, params);
   }
-  jobEnqueueChild(params: StoreParams<'jobEnqueueChild'>) {
-    return this.#operations.jobEnqueueChild(this.#context, params);
+  jobEnqueueChildren(params: StoreParams<'jobEnqueueChildren'>) {
+    return this.#operations.jobEnqueueChildren(this.#context, params);
   }
   jobStepsOrphaned(params: StoreParams<'jobStepsOrphaned'>) {
     return this.#operations.jobStepsOrphaned(this.#context, params);

@@ -55,15 +55,16 @@ export interface WorkflowStore {
   jobMessageTake(params: { id: number; token: number; topic: string; step: string; seq: number; attempt: number; until: number; now: number }): Promise<{ payload: string } | { until: number } | false>;
 
   /**
-   * Fenced, for `ctx.enqueueChild` at step identity `step` of job `id` running under
-   * `token`, in one transaction: when the step is stored, its child's id (a replay
-   * enqueues nothing); else `child` inserted with `parent_id` = id and `parent_step` =
-   * step (migration 24), and the step stored `completed` with the child's id as its result.
-   * So a child exists exactly when its step does, whatever crashes.
-   * @param params.child - checked and serialized as an enqueue does; no `key` (a child is identified by its parent and step)
-   * @returns the child's id, and the child as inserted when this call inserted it (null on a replay); false when the lease was lost (nothing written)
+   * Fenced, for `ctx.enqueueChild` calls of job `id` running under `token`, in one
+   * transaction (one commit for a whole fan-out): for each item, when its step is stored,
+   * that step's child id (a replay enqueues nothing); else its `child` inserted with
+   * `parent_id` = id and `parent_step` = step (migration 24), and the step stored
+   * `completed` with the child's id as its result. So a child exists exactly when its step
+   * does, whatever crashes. The new children are inserted in item order, in one statement.
+   * @param params.children - 1..1000 items with distinct steps; each child checked and serialized as an enqueue does, without `key`
+   * @returns per item, in order: the child's id, and the child as inserted when this call inserted it (null on a replay); false when the lease was lost (nothing written)
    */
-  jobEnqueueChild(params: { id: number; token: number; step: string; seq: number; attempt: number; child: NewJob; now: number }): Promise<{ childId: number; inserted: Job | null } | false>;
+  jobEnqueueChildren(params: { id: number; token: number; attempt: number; children: ChildInsert[]; now: number }): Promise<Array<{ childId: number; inserted: Job | null }> | false>;
 
   /**
    * Fenced: appends a `stepsOrphaned` event naming `steps` (completed steps this run never
@@ -87,6 +88,13 @@ export interface WorkflowStore {
 
   /** The children of job `id` (`parent_id`), by id; [] when none. One read. */
   jobChildren(params: { id: number }): Promise<ChildRecord[]>;
+}
+
+/** One child of {@link WorkflowStore.jobEnqueueChildren}: its step identity and place in the log, and the job. */
+export interface ChildInsert {
+  step: string;
+  seq: number;
+  child: NewJob;
 }
 
 /** A child job as its parent reads it (`jobChildren`). */

@@ -120,7 +120,8 @@ export interface JobContext {
   /**
    * Enqueues a child job of this one (workflow/children.ts): checked as an enqueue, and
    * idempotent per parent and step (a step `baton:child:<task>`): a replay returns the
-   * same child and never enqueues twice. Its `result()` waits for it durably.
+   * same child and never enqueues twice. Its `result()` waits for it durably. Calls made
+   * together (`Promise.all(items.map(…))`) are written in one transaction.
    * @param options - an enqueue's options but `key` and `client`, plus `onFailure`: `fail` (default: a
    *   failed or cancelled child fails this job, without retry) or `continue` (this job gets its outcome)
    * @throws ValidationError, PayloadTooLargeError, NotFoundError (as an enqueue); LeaseLostError

@@ -392,7 +392,7 @@ export class JobRun {
       waits,
       signal,
       prepare: (item) => deps.client.prepare(item),
-      insert: (p) => this.#fenced('jobEnqueueChild', () => deps.store.jobEnqueueChild({ id: job.id, token: job.leaseToken, attempt: job.attempt, now: deps.clock.now(), ...p })),
+      insert: (children) => this.#fenced('jobEnqueueChildren', () => deps.store.jobEnqueueChildren({ id: job.id, token: job.leaseToken, attempt: job.attempt, now: deps.clock.now(), children })),
       list: () => deps.store.jobChildren({ id: job.id }),
       enqueued: (child) => deps.client.enqueued([{ job: child, created: true }]),
       active: () => !this.#settled,

@@ -3,7 +3,7 @@ import { ConflictError, LeaseLostError, NonRetryableError, brand, ValidationErro
 import type { EnqueueItem } from '../client/enqueue.js';
 import type { AnyTask } from '../job/task.js';
 import { NEVER, type EnqueueOptions, type Job, type Json } from '../job/types.js';
-import type { ChildRecord, NewJob } from '../store/store.js';
+import type { ChildInsert, ChildRecord, NewJob } from '../store/store.js';
 import { parseInput } from '../validation.js';
 import type { StepLog } from './steps.js';
 import type { Waits } from './waits.js';
@@ -66,6 +66,9 @@ export class ChildFailedError extends NonRetryableError {
 }
 brand(ChildFailedError, 'ChildFailedError');
 
+/** The most children one insert writes (store.jobEnqueueChildren's bound); a larger fan-out is several transactions. */
+const MAX_CHILD_BATCH = 1000;
+
 const policySchema = z.enum(['fail', 'continue']);
 const waitOptionsSchema = z.strictObject({ onFailure: policySchema.optional() });
 
@@ -76,8 +79,8 @@ export interface ChildrenHost {
   signal: AbortSignal;
   /** Checks and serializes the child as an enqueue does (ctx.enqueueOnComplete's check). */
   prepare(item: EnqueueItem): Promise<NewJob>;
-  /** The fenced insert of the child with its step (store.jobEnqueueChild); false when the lease was lost. */
-  insert(params: { step: string; seq: number; child: NewJob }): Promise<{ childId: number; inserted: Job | null } | false>;
+  /** The fenced insert of children with their steps, in one transaction (store.jobEnqueueChildren); false when the lease was lost. */
+  insert(children: ChildInsert[]): Promise<Array<{ childId: number; inserted: Job | null }> | false>;
   /** This job's children, one read (store.jobChildren). */
   list(): Promise<ChildRecord[]>;
   /** A child was inserted: this process's workers may claim it at once. */
@@ -91,6 +94,8 @@ export class Children {
   readonly #host: ChildrenHost;
   /** Children enqueued or replayed by this run, in call order, with their policy. */
   readonly #mine: Array<{ id: number; task: string; onFailure: ChildFailurePolicy }> = [];
+  /** Children checked and waiting for the next batched insert (enqueueChild calls made without awaiting one another). */
+  #batch: Array<{ item: ChildInsert; done: (answer: { childId: number; inserted: Job | null } | false | Error) => void }> = [];
 
   constructor(host: ChildrenHost) {
     this.#host = host;
@@ -117,15 +122,42 @@ export class Children {
     let childId: number;
     if (stored?.state === 'completed') childId = Number(stored.result);
     else {
-      const child = await host.prepare({ task, payload, options: rest });
       const seq = host.steps.seqOf(stored);
-      const answer = await host.insert({ step: id, seq, child });
+      const child = await host.prepare({ task, payload, options: rest });
+      const answer = await this.#insert({ step: id, seq, child });
+      if (answer instanceof Error) throw answer;
       if (answer === false) throw (host.signal.reason as Error | undefined) ?? new LeaseLostError();
       childId = answer.childId;
       if (answer.inserted) host.enqueued(answer.inserted);
     }
     this.#mine.push({ id: childId, task: taskName, onFailure: policy });
     return { id: childId, task: taskName, result: () => this.#result<R>(childId) };
+  }
+
+  /**
+   * Queues one child for the batched insert: the children of enqueueChild calls made in
+   * one turn of the event loop (`Promise.all(items.map((i) => ctx.enqueueChild(…)))`) are
+   * inserted in one transaction, one commit for the fan-out. The call order decides their
+   * step identities (assigned before any await), so a replay finds each one's step.
+   */
+  #insert(item: ChildInsert): Promise<{ childId: number; inserted: Job | null } | false | Error> {
+    return new Promise((done) => {
+      this.#batch.push({ item, done });
+      if (this.#batch.length > 1) return;
+      setImmediate(async () => {
+        const all = this.#batch;
+        this.#batch = [];
+        for (let start = 0; start < all.length; start += MAX_CHILD_BATCH) {
+          const batch = all.slice(start, start + MAX_CHILD_BATCH);
+          try {
+            const answers = await this.#host.insert(batch.map((b) => b.item));
+            batch.forEach((b, i) => b.done(answers === false ? false : answers[i]!));
+          } catch (error) {
+            batch.forEach((b) => b.done(error instanceof Error ? error : new Error(String(error))));
+          }
+        }
+      });
+    });
   }
 
   /**

@@ -9,6 +9,7 @@ import { jobAdminTests } from './job-admin.js';
 import { jobTests } from './jobs.js';
 import { leaseTests } from './leases.js';
 import { messageTests } from './messages.js';
+import { childTests } from './children.js';
 import { retentionTests } from './retention.js';
 import { queueOpsTests } from './queue-ops.js';
 import { scheduleServiceTests } from './schedules-services.js';
@@ -54,5 +55,6 @@ export function describeStore(name: string, factory: StoreFactory): void {
     timelineTests(h);
     stepTests(h);
     messageTests(h);
+    childTests(h);
   });
 }

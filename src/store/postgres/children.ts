@@ -4,17 +4,25 @@ import { date, type PgContext } from './context.js';
 import { jobInsertMany } from './jobs.js';
 import { saveStep } from './step-rows.js';
 
-export async function jobEnqueueChild(ctx: PgContext, { id, token, step, seq, attempt, child, now }: StoreParams<'jobEnqueueChild'>): Promise<{ childId: number; inserted: Job | null } | false> {
+export async function jobEnqueueChildren(ctx: PgContext, { id, token, attempt, children, now }: StoreParams<'jobEnqueueChildren'>): Promise<Array<{ childId: number; inserted: Job | null }> | false> {
   return ctx.transaction(async (client) => {
     const held = await client.query(ctx.sql("SELECT 1 FROM :schema.jobs WHERE id = $1 AND lease_token = $2 AND state = 'running' FOR SHARE"), [id, token]);
     if (held.rows.length === 0) return false;
-    const stored = (await client.query<{ result: string }>(ctx.sql("SELECT result::text AS result FROM :schema.job_steps WHERE job_id = $1 AND name = $2 AND state = 'completed'"), [id, step])).rows[0];
-    if (stored) return { childId: Number(stored.result), inserted: null };
-    const [inserted] = await jobInsertMany(ctx, { jobs: [{ ...child, key: null }], now, client });
-    const childId = inserted!.job.id;
-    await client.query(ctx.sql('UPDATE :schema.jobs SET parent_id = $1, parent_step = $2 WHERE id = $3'), [id, step, childId]);
-    await saveStep(ctx, client, id, token, { name: step, seq, state: 'completed', attempt, tries: 1, startedAt: now, finishedAt: now, result: String(childId), error: null });
-    return { childId, inserted: { ...inserted!.job, parentId: id } };
+    const stored = new Map((await client.query<{ name: string; result: string }>(ctx.sql(`SELECT name, result::text AS result FROM :schema.job_steps
+      WHERE job_id = $1 AND name = ANY($2::text[]) AND state = 'completed'`), [id, children.map((c) => c.step)])).rows.map((r) => [r.name, Number(r.result)]));
+    const fresh = children.filter((c) => !stored.has(c.step));
+    const inserted = fresh.length === 0 ? [] : await jobInsertMany(ctx, { jobs: fresh.map((c) => ({ ...c.child, key: null })), now, client });
+    const ids = inserted.map((r) => r.job.id);
+    if (ids.length > 0) {
+      await client.query(ctx.sql(`UPDATE :schema.jobs j SET parent_id = $1, parent_step = c.step
+        FROM unnest($2::bigint[], $3::text[]) AS c(id, step) WHERE j.id = c.id`), [id, ids, fresh.map((c) => c.step)]);
+    }
+    const byStep = new Map<string, { childId: number; inserted: Job | null }>();
+    for (const [n, c] of fresh.entries()) {
+      await saveStep(ctx, client, id, token, { name: c.step, seq: c.seq, state: 'completed', attempt, tries: 1, startedAt: now, finishedAt: now, result: String(ids[n]), error: null });
+      byStep.set(c.step, { childId: ids[n]!, inserted: { ...inserted[n]!.job, parentId: id } });
+    }
+    return children.map((c) => (stored.has(c.step) ? { childId: stored.get(c.step)!, inserted: null } : byStep.get(c.step)!));
   });
 }
 

@@ -4,16 +4,24 @@ import type { SqliteContext } from './context.js';
 import { insertMany } from './jobs.js';
 import { holds, saveStep } from './step-rows.js';
 
-export async function jobEnqueueChild(ctx: SqliteContext, { id, token, step, seq, attempt, child, now }: StoreParams<'jobEnqueueChild'>): Promise<{ childId: number; inserted: Job | null } | false> {
+export async function jobEnqueueChildren(ctx: SqliteContext, { id, token, attempt, children, now }: StoreParams<'jobEnqueueChildren'>): Promise<Array<{ childId: number; inserted: Job | null }> | false> {
   return ctx.transaction(() => {
     if (!holds(ctx, id, token)) return false;
-    const stored = ctx.sql("SELECT result FROM job_steps WHERE job_id = ? AND name = ? AND state = 'completed'").get(id, step) as { result: string } | undefined;
-    if (stored) return { childId: Number(stored.result), inserted: null };
-    const [inserted] = insertMany(ctx, [{ ...child, key: null }], now);
-    const childId = inserted!.job.id;
-    ctx.sql('UPDATE jobs SET parent_id = ?, parent_step = ? WHERE id = ?').run(id, step, childId);
-    saveStep(ctx, id, { name: step, seq, state: 'completed', attempt, tries: 1, startedAt: now, finishedAt: now, result: String(childId), error: null });
-    return { childId, inserted: { ...inserted!.job, parentId: id } };
+    const storedStep = ctx.sql("SELECT result FROM job_steps WHERE job_id = ? AND name = ? AND state = 'completed'");
+    const out: Array<{ childId: number; inserted: Job | null } | undefined> = children.map((c) => {
+      const stored = storedStep.get(id, c.step) as { result: string } | undefined;
+      return stored ? { childId: Number(stored.result), inserted: null } : undefined;
+    });
+    const fresh = children.map((c, i) => ({ c, i })).filter(({ i }) => out[i] === undefined);
+    const inserted = insertMany(ctx, fresh.map(({ c }) => ({ ...c.child, key: null })), now);
+    const adopt = ctx.sql('UPDATE jobs SET parent_id = ?, parent_step = ? WHERE id = ?');
+    fresh.forEach(({ c, i }, n) => {
+      const childId = inserted[n]!.job.id;
+      adopt.run(id, c.step, childId);
+      saveStep(ctx, id, { name: c.step, seq: c.seq, state: 'completed', attempt, tries: 1, startedAt: now, finishedAt: now, result: String(childId), error: null });
+      out[i] = { childId, inserted: { ...inserted[n]!.job, parentId: id } };
+    });
+    return out as Array<{ childId: number; inserted: Job | null }>;
   });
 }
 
