@@ -24,6 +24,10 @@ import type { Worker } from '../worker/worker.js';
  * | `baton_job_duration_seconds` | histogram | queue, task | handler start to completion of completed jobs (a job claimed ahead, `prefetch`, does not count its wait) |
  * | `baton_job_queue_wait_seconds` | histogram | queue, task | due time (runAt) to claim, per claim |
  * | `baton_cancel_latency_seconds` | histogram | queue, task | cancel request stored to `job:cancelled` (running jobs) |
+ * | `baton_job_steps_total` | counter | task, outcome | steps of this process's runs (`ctx.step` and the durable waits' own): `run` (ran and stored), `replayed` (its stored result returned, not run), `failed` (its last try threw) |
+ * | `baton_job_step_duration_seconds` | histogram | task | time a step's function took, all its tries, for steps that ran and were stored (`run`) |
+ * | `baton_job_waits_total` | counter | task, kind | runs suspended on a durable wait (`job:waiting`): kind `sleep` or `message` |
+ * | `baton_job_steps_orphaned_total` | counter | task | stored completed steps a completing run never reached (`job:steps-orphaned`), one per step |
  * | `baton_jobs_running` | gauge | queue | running jobs in the database (every worker), at scrape |
  * | `baton_queue_jobs` | gauge | queue, state | jobs per queue and stored state, at scrape |
  * | `baton_queue_concurrency_limit` | gauge | queue | the fleet-wide limit on running jobs of each queue that has one, at scrape |
@@ -71,6 +75,10 @@ export function createMetrics(baton: Baton): Metrics {
   const duration = histogram('baton_job_duration_seconds', 'Handler start to completion of completed jobs');
   const queueWait = histogram('baton_job_queue_wait_seconds', 'Due time (runAt) to claim');
   const cancelLatency = histogram('baton_cancel_latency_seconds', 'Cancel request stored to job cancelled');
+  const steps = counter('baton_job_steps_total', 'Steps of runs in workers of this process: outcome run (ran and stored), replayed (stored result returned), failed', ['task', 'outcome']);
+  const stepDuration = new Histogram({ name: 'baton_job_step_duration_seconds', help: "Time a step's function took (all tries), steps that ran and were stored", labelNames: ['task'], buckets: SECONDS, registers: [registry] });
+  const waits = counter('baton_job_waits_total', 'Runs suspended on a durable wait in workers of this process, by kind (sleep, message)', ['task', 'kind']);
+  const orphaned = counter('baton_job_steps_orphaned_total', 'Stored completed steps a completing run never reached, in workers of this process', ['task']);
 
   // Gauges read the store at scrape; within one `text()` the gauges share each read: one
   // query of the counts, one listing of the queues' settings, made by the first gauge that
@@ -196,6 +204,12 @@ export function createMetrics(baton: Baton): Metrics {
         );
       }),
       worker.on('job:released', ({ job }) => released.inc(labels(job))),
+      worker.on('job:step', ({ job, outcome, durationMs }) => {
+        steps.inc({ task: job.task, outcome });
+        if (outcome === 'run') stepDuration.observe({ task: job.task }, durationMs / 1000);
+      }),
+      worker.on('job:waiting', ({ job, wait }) => waits.inc({ task: job.task, kind: wait.kind })),
+      worker.on('job:steps-orphaned', ({ job, steps: names }) => orphaned.inc({ task: job.task }, names.length)),
       worker.on('lease:lost', ({ job }) => leaseLosses.inc(labels(job))),
       worker.on('jobs:pruned', ({ queue, state, deleted }) => pruned.inc({ queue: queue ?? '*', state: state ?? '*' }, deleted)),
       worker.on('jobs:vacuumed', () => vacuums.inc()),

@@ -7,6 +7,7 @@ import { defineTask, NonRetryableError, RateLimitedError } from 'baton-jobs';
 import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
+import { orderTask, waitingOrder } from '../helpers/steps.js';
 
 const ok = defineTask('ok', { handler: async (p: { n: number }) => p.n });
 const bad = defineTask('bad', {
@@ -186,5 +187,44 @@ describe('/metrics', () => {
     const b = createHttpApp(baton);
     await baton.enqueue('x', {});
     for (const app of [a, b]) expect(value(parse(await (await app.fetch(new Request('http://localhost/metrics'))).text()).samples, 'baton_jobs_enqueued_total', {})).toBe(1);
+  });
+
+  it('steps by outcome (run, replayed, failed), step durations of run steps, waits by kind, orphaned steps', async () => {
+    const baton = await openBaton();
+    // Attempt 1 stores step "old" and fails; attempt 2 no longer has it: one orphan at completion.
+    const renamed = defineTask('renamed', {
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delay: 0, jitter: false },
+      handler: async (_: null, ctx) => {
+        if (ctx.job.attempt === 1) {
+          await ctx.step('old', () => 1);
+          throw new Error('first attempt fails');
+        }
+        return ctx.step('new', () => 2);
+      },
+    });
+    const app = createHttpApp(baton);
+    const worker = baton.worker({ tasks: [orderTask, renamed], concurrency: 2 });
+    await worker.start();
+    const job = await waitingOrder(baton, worker); // run 1: charge run, flaky failed, then waits for a message
+    const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    await baton.send(job.id, 'shipped', 'now');
+    await done; // run 2: charge replayed, flaky failed again, the message taken
+    const orphans = waitForEvent(worker, 'job:steps-orphaned');
+    await baton.enqueue(renamed, null);
+    await orphans;
+
+    const { samples, types } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());
+    expect(types.get('baton_job_steps_total')).toBe('counter');
+    expect(types.get('baton_job_step_duration_seconds')).toBe('histogram');
+    expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'run' })).toBe(1);
+    expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'replayed' })).toBe(1);
+    expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'failed' })).toBe(2);
+    expect(value(samples, 'baton_job_steps_total', { task: 'renamed', outcome: 'run' })).toBe(2);
+    expect(value(samples, 'baton_job_step_duration_seconds_count', { task: 'order' })).toBe(1);
+    expect(value(samples, 'baton_job_step_duration_seconds_count', { task: 'renamed' })).toBe(2);
+    expect(value(samples, 'baton_job_waits_total', { task: 'order', kind: 'message' })).toBe(1);
+    expect(value(samples, 'baton_job_waits_total', { kind: 'sleep' })).toBe(0);
+    expect(value(samples, 'baton_job_steps_orphaned_total', { task: 'renamed' })).toBe(1);
   });
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defineTask, NonRetryableError } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
+import { orderTask, waitingOrder } from '../helpers/steps.js';
 
 interface Line {
   level: number;
@@ -157,5 +158,43 @@ describe('the worker\'s outcome lines', () => {
     await ended;
     await worker.stop();
     expect(outcomes(lines).map((l) => [l.jobId, l.outcome])).toEqual([[bad.id, 'failed']]);
+  });
+
+  it('a run suspended on a durable wait: one line at info saying what it waits for; orphaned steps are warned of once', async () => {
+    const baton = await openBaton();
+    const nap = defineTask('nap', { handler: async (_: null, ctx) => ctx.sleep(60_000) });
+    const renamed = defineTask('renamed', {
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delay: 0, jitter: false },
+      handler: async (_: null, ctx) => {
+        if (ctx.job.attempt === 1) {
+          await ctx.step('old', () => 1);
+          throw new Error('first attempt fails');
+        }
+        return ctx.step('new', () => 2);
+      },
+    });
+    const { logger, lines } = capture();
+    const worker = baton.worker({ tasks: [orderTask, nap, renamed], concurrency: 3, logger });
+    await worker.start();
+    const order = await waitingOrder(baton, worker);
+    const napping = waitForEvent(worker, 'job:waiting', (e) => e.job.task === 'nap');
+    const napJob = await baton.enqueue(nap, null);
+    const { wait } = await napping;
+    const orphaned = waitForEvent(worker, 'job:steps-orphaned');
+    await baton.enqueue(renamed, null);
+    await orphaned;
+    await until(() => outcomes(lines).some((l) => l.task === 'renamed' && l.outcome === 'completed'), 'the renamed job\'s completed line');
+
+    const orderLine = outcomes(lines).find((l) => l.jobId === order.id)!;
+    const { until: deadline } = (await baton.getJob(order.id)).wait!;
+    expect(orderLine).toMatchObject({ level: 30, outcome: 'waiting', attempt: 1, wait: { kind: 'message', topic: 'shipped', until: deadline.toISOString() } });
+    expect(orderLine.msg).toMatch(new RegExp(`^order job ${order.id} attempt 1: waiting \\(\\d+ ms\\): waits for a message on "shipped" until ${deadline.toISOString()}$`));
+    const napLine = outcomes(lines).find((l) => l.jobId === napJob.id)!;
+    expect(napLine).toMatchObject({ level: 30, outcome: 'waiting' });
+    expect(napLine.msg).toMatch(new RegExp(`: waiting \\(\\d+ ms\\): sleeps until ${wait.until.toISOString()}$`));
+    // The orphan: the run's one warning, no outcome line of its own.
+    expect(lines.filter((l) => /never reached/.test(l.msg))).toHaveLength(1);
+    expect(lines.filter((l) => l.level >= 40 && Array.isArray(l.steps))).toHaveLength(1);
   });
 });
