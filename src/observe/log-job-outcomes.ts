@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { NEVER, type ClaimedJob, type JobWait } from '../job/types.js';
+import type { ClaimedJob } from '../job/types.js';
+import { describeWait } from '../workflow/waits.js';
 import type { TypedEmitter } from './events.js';
 import type { WorkerEvents } from '../worker/events.js';
 
@@ -56,12 +57,5 @@ export function logJobOutcomes(
   events.on('job:cancelled', ({ job, reason }) => line(job, 'cancelled', reason === null ? {} : { reason }));
   events.on('job:released', ({ job, abandoned }) => line(job, 'released', abandoned ? { abandoned } : {}));
   events.on('job:snoozed', ({ job, delayMs, runAt }) => line(job, 'snoozed', { delayMs, runAt }));
-  events.on('job:waiting', ({ job, wait }) => line(job, 'waiting', { wait }, undefined, waitText(wait)));
-}
-
-/** What a waiting job waits for, in words: `sleeps until <ISO>`, `waits for a message on "<topic>" until <ISO>` (or `with no deadline`). */
-export function waitText(wait: JobWait): string {
-  if (wait.kind === 'sleep') return `sleeps until ${wait.until.toISOString()}`;
-  const topic = JSON.stringify(wait.topic);
-  return wait.until.getTime() >= NEVER ? `waits for a message on ${topic} with no deadline` : `waits for a message on ${topic} until ${wait.until.toISOString()}`;
+  events.on('job:waiting', ({ job, wait }) => line(job, 'waiting', { wait }, undefined, describeWait(wait)));
 }

@@ -50,11 +50,15 @@ export class WaitSuspension extends BatonError {
 }
 brand(WaitSuspension, 'WaitSuspension');
 
-/** What a wait waits for, in words: "sleeps until …", "waits for a message on "t"", "waits for 3 child jobs". */
+/**
+ * What a wait waits for, in words: `sleeps until <ISO>`, `waits for a message on "<topic>"
+ * until <ISO>` (or `with no deadline`), `waits for 3 child jobs (12, 13, 14)`.
+ */
 export function describeWait(wait: JobWait): string {
   if (wait.kind === 'sleep') return `sleeps until ${wait.until.toISOString()}`;
   if (wait.kind === 'children') return `waits for ${wait.ids.length} child job${wait.ids.length === 1 ? '' : 's'} (${wait.ids.join(', ')})`;
-  return `waits for a message on "${wait.topic}"${wait.until.getTime() >= NEVER ? '' : ` until ${wait.until.toISOString()}`}`;
+  const topic = JSON.stringify(wait.topic);
+  return wait.until.getTime() >= NEVER ? `waits for a message on ${topic} with no deadline` : `waits for a message on ${topic} until ${wait.until.toISOString()}`;
 }
 
 /** Options of `ctx.receive`. */
