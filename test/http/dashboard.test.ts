@@ -16,6 +16,7 @@ import { chromiumAvailable, launchChromium, listen, pageGlobal, progressValue, s
 import { openBaton, testDriver } from '../helpers/db.js';
 import { collectEvents, waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
+import { orderTask } from '../helpers/steps.js';
 
 const enabled = testDriver === 'sqlite' && chromiumAvailable();
 
@@ -179,6 +180,47 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await page.waitForSelector('#job-state[data-state="completed"]');
     await waitForText(page, '#job-timeline [data-type="promoted"]', 'promoted: due at once');
     expect(await page.locator('button[data-action="promote"]').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a waiting job: its badge, a "Waits for" row, the Steps panel (name, state, attempt, duration, result size, error, deadline), no "Run now"; then the message completes it live', async () => {
+    const { baton, worker, url, page, pageErrors } = await setup({ extraTasks: [orderTask] });
+    const waiting = waitForEvent(worker, 'job:waiting', (e) => e.job.task === 'order');
+    const job = await baton.enqueue(orderTask, null);
+    await waiting;
+    const { until } = (await baton.getJob(job.id)).wait!;
+    await open(page, url, `#/jobs/${job.id}`);
+    await page.waitForSelector('#job-state .badge.waiting');
+    expect(await page.locator('#job-state').textContent()).toBe('waiting');
+    expect(await page.locator('#job-wait').getAttribute('data-kind')).toBe('message');
+    expect(await page.locator('#job-wait').textContent()).toContain('message on "shipped" until');
+    expect(await page.locator('#job-wait [title]').getAttribute('title')).toBe(until.toISOString());
+    expect(await page.locator('button[data-action="promote"]').count()).toBe(0);
+    expect(await page.locator('button[data-action="cancel"]').count()).toBe(1);
+    const rows = page.locator('#job-steps tbody tr');
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-step'), tr.getAttribute('data-state')]))).toEqual([
+      ['charge', 'completed'],
+      ['flaky', 'failed'],
+      ['baton:receive:shipped', 'waiting'],
+    ]);
+    const cells = (name: string) => page.locator(`#job-steps tr[data-step="${name}"] td`).allTextContents();
+    const charge = await cells('charge');
+    expect([charge[0], charge[1], charge[2], charge[3], charge[6]]).toEqual(['1', 'charge', 'completed', '1', '14 B']);
+    expect(charge[5]).toMatch(/\d/);
+    const flaky = await cells('flaky');
+    expect([flaky[2], flaky[3], flaky[6], flaky[7]]).toEqual(['failed', '1 (2 tries)', '—', 'carrier down']);
+    const receive = await cells('baton:receive:shipped');
+    expect([receive[2], receive[5], receive[6]]).toEqual(['waiting', '—', '—']);
+    expect(receive[7]).toMatch(/^until /);
+    await screenshot(page, 'job-steps-waiting');
+
+    const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    await baton.send(job.id, 'shipped', { tracking: 'ZX9' });
+    await done;
+    await page.waitForSelector('#job-state[data-state="completed"]');
+    await page.waitForSelector('#job-steps tr[data-step="baton:receive:shipped"][data-state="completed"]');
+    expect(await page.locator('#job-wait').count()).toBe(0);
+    expect((await cells('baton:receive:shipped'))[6]).toBe('18 B');
     expect(pageErrors).toEqual([]);
   });
 

@@ -304,8 +304,9 @@ function jobActions(job) {
   if (job.state === 'queued' || job.state === 'running') {
     buttons.push(actionButton('Cancel', `api/jobs/${job.id}/cancel`, { kind: 'danger', action: 'cancel', done: `Cancel requested for job #${job.id}`, body: { reason: 'cancelled from the dashboard' } }));
   }
-  // A delayed, retrying or snoozed job (queued, due later) can be run now.
-  if (job.state === 'queued' && new Date(job.runAt).getTime() > Date.now()) {
+  // A delayed, retrying or snoozed job (queued, due later) can be run now; a waiting one
+  // (a suspended ctx.sleep or ctx.receive) waits for its time or message, not for a hand.
+  if (job.state === 'queued' && viewOf(job) !== 'waiting' && !job.wait && new Date(job.runAt).getTime() > Date.now()) {
     buttons.push(actionButton('Run now', `api/jobs/${job.id}/promote`, { kind: 'primary', action: 'promote', done: `Job #${job.id} promoted: due now` }));
   }
   if (job.state === 'failed' || job.state === 'cancelled') {
@@ -317,6 +318,60 @@ function jobActions(job) {
 }
 
 const viewOf = (job) => job.view ?? job.state;
+
+/** A receive's deadline when it has none: NEVER (9999-12-31T23:59:59.999Z). */
+const NEVER_ISO = '9999-12-31T23:59:59.999Z';
+
+/** What a waiting job waits for (job.wait), in words: "sleep until T", "message on "topic" until T" (or "no deadline"). */
+function waitsFor(wait) {
+  const until = (iso) => (iso >= NEVER_ISO ? h('span', { class: 'muted' }, 'no deadline') : h('span', {}, 'until ', time(iso)));
+  if (wait.kind === 'sleep') return h('span', { id: 'job-wait', 'data-kind': 'sleep' }, 'sleep ', until(wait.until));
+  return h('span', { id: 'job-wait', 'data-kind': 'message' }, 'message on ', h('span', { class: 'mono' }, JSON.stringify(wait.topic)), ' ', until(wait.until));
+}
+
+/**
+ * A job's step log (GET api/jobs/:id/steps), one row per step: its name, state, the attempt
+ * that stored it (and its tries), start, duration, result size, and its error or, for a
+ * waiting receive, its deadline.
+ */
+function stepsPanel(steps) {
+  const kinds = { completed: 'completed', failed: 'failed', waiting: 'waiting' };
+  const note = (step) => {
+    if (step.error !== null) return h('span', { class: 'msg' }, step.error);
+    if (step.state === 'waiting') return step.until ? h('span', {}, 'until ', time(step.until)) : h('span', { class: 'muted' }, 'no deadline');
+    return h('span', { class: 'muted' }, '—');
+  };
+  return h(
+    'div',
+    { class: 'panel', id: 'job-steps' },
+    h('h2', {}, `Steps (${steps.length})`),
+    steps.length
+      ? h(
+          'table',
+          {},
+          h('thead', {}, h('tr', {}, ['#', 'Step', 'State', 'Attempt', 'Started', 'Duration', 'Result', 'Error / until'].map((t) => h('th', {}, t)))),
+          h(
+            'tbody',
+            {},
+            steps.map((step) =>
+              h(
+                'tr',
+                { 'data-step': step.name, 'data-state': step.state },
+                h('td', {}, String(step.seq)),
+                h('td', { class: 'mono' }, step.name),
+                h('td', {}, badge(step.state, kinds[step.state])),
+                h('td', {}, step.tries > 1 ? `${step.attempt} (${step.tries} tries)` : String(step.attempt)),
+                h('td', { title: step.startedAt }, formatTime(step.startedAt)),
+                h('td', {}, step.durationMs === null ? '—' : duration(step.durationMs)),
+                h('td', {}, step.resultBytes === null ? '—' : size(step.resultBytes)),
+                h('td', {}, note(step)),
+              ),
+            ),
+          ),
+        )
+      : h('div', { class: 'muted' }, 'No steps.'),
+  );
+}
 
 // ---------------------------------------------------------------- views
 
@@ -662,7 +717,7 @@ const jobsView = {
 };
 
 /**
- * One job: payload, result, progress, checkpoint, attempts' errors, timeline, lease.
+ * One job: payload, result, progress, checkpoint, attempts' errors, timeline, steps, lease.
  * Live through its own stream (/api/events?job=ID): fetched once, then each `job` event
  * merges what changed into the page's copy, which is redrawn; nothing is re-fetched
  * while the stream is up. The stream ends when the job does (`end`); a finished job is
@@ -677,6 +732,7 @@ const jobView = {
     this.id = params.get('id');
     this.body = h('div');
     this.job = null;
+    this.steps = null;
     this.follow = null;
     root.append(this.body);
   },
@@ -700,6 +756,8 @@ const jobView = {
       this.job = job;
       if (!this.follow && !TERMINAL.includes(job.state)) this.followJob();
     }
+    // The step log is read with each redraw the job's stream asks for (steps change as the job runs).
+    this.steps = await api(`api/jobs/${encodeURIComponent(this.id)}/steps`).then((data) => data.steps, () => this.steps ?? []);
     this.render(this.job);
   },
   /** Opens the job's stream; its events update `this.job` and redraw. When it drops (not ended), the page re-fetches and follows again. */
@@ -753,6 +811,7 @@ const jobView = {
       ['Timeout', job.timeoutMs === null ? 'none' : duration(job.timeoutMs)],
       ['Key', job.key ?? '—'],
       ['Run at', time(job.runAt)],
+      ...(job.wait ? [['Waits for', waitsFor(job.wait)]] : []),
       ['Lease holder', job.leaseOwner ? h('span', { class: 'mono', id: 'job-lease' }, job.leaseOwner) : '—'],
       ['Lease expires', time(job.leaseExpiresAt)],
       ['Cancel requested', time(job.cancelRequestedAt)],
@@ -774,6 +833,7 @@ const jobView = {
         h('div', { class: 'panel' }, h('h2', {}, 'Summary'), h('dl', { class: 'kv' }, summary.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))),
         h('div', { class: 'panel' }, h('h2', {}, 'Timeline'), h('ul', { class: 'timeline', id: 'job-timeline' }, timeline.map((t) => h('li', { class: kinds[t.type], 'data-type': t.type }, h('span', { title: t.at }, formatTime(t.at)), ' — ', t.summary)))),
       ),
+      ...((this.steps ?? []).length ? [stepsPanel(this.steps)] : []),
       h(
         'div',
         { class: 'grid2' },
