@@ -224,6 +224,35 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('a parent waiting for its children: "Waits for" links each child, its steps link them, and a child links back to its parent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const part = defineTask('part', { handler: async (n: number) => (await gate, n) });
+    const assembly = defineTask('assembly', {
+      handler: async (_: null, ctx) => {
+        await Promise.all([1, 2].map((n) => ctx.enqueueChild(part, n)));
+        return (await ctx.waitForChildren()).map((c) => c.result);
+      },
+    });
+    const { baton, worker, url, page, pageErrors } = await setup({ extraTasks: [assembly, part] });
+    const waiting = waitForEvent(worker, 'job:waiting', (e) => e.job.task === 'assembly');
+    const job = await baton.enqueue(assembly, null);
+    await waiting;
+    const kids = (await baton.getJob(job.id)).wait as { kind: 'children'; ids: number[] };
+    expect(kids.kind).toBe('children');
+    await open(page, url, `#/jobs/${job.id}`);
+    await page.waitForSelector('#job-wait[data-kind="children"]');
+    expect(await page.locator('#job-wait').textContent()).toBe(`2 child jobs: #${kids.ids[0]}, #${kids.ids[1]}`);
+    expect(await page.locator('#job-steps tr[data-step="baton:child:part#2"] a[data-job]').getAttribute('href')).toBe(`#/jobs/${kids.ids[1]}`);
+    await page.click(`#job-wait a[data-job="${kids.ids[0]}"]`);
+    await page.waitForSelector('#job-parent');
+    expect(await page.locator('#job-parent a').getAttribute('href')).toBe(`#/jobs/${job.id}`);
+    const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
+    release();
+    expect((await done).result).toEqual([1, 2]);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('shows a <script> payload and error message as text, and never runs them', async () => {
     const { baton, kit, worker, url, page, pageErrors } = await setup();
     // On a queue no worker watches: it stays queued, with its payload on show.

@@ -322,10 +322,14 @@ const viewOf = (job) => job.view ?? job.state;
 /** A receive's deadline when it has none: NEVER (9999-12-31T23:59:59.999Z). */
 const NEVER_ISO = '9999-12-31T23:59:59.999Z';
 
-/** What a waiting job waits for (job.wait), in words: "sleep until T", "message on "topic" until T" (or "no deadline"). */
+/** Links to jobs by id: `#12, #13`. */
+const jobLinks = (ids) => ids.flatMap((id, i) => [i ? ', ' : null, h('a', { href: `#/jobs/${id}`, 'data-job': String(id) }, `#${id}`)]);
+
+/** What a waiting job waits for (job.wait), in words: "sleep until T", "message on "topic" until T" (or "no deadline"), "child jobs #12, #13". */
 function waitsFor(wait) {
   const until = (iso) => (iso >= NEVER_ISO ? h('span', { class: 'muted' }, 'no deadline') : h('span', {}, 'until ', time(iso)));
   if (wait.kind === 'sleep') return h('span', { id: 'job-wait', 'data-kind': 'sleep' }, 'sleep ', until(wait.until));
+  if (wait.kind === 'children') return h('span', { id: 'job-wait', 'data-kind': 'children' }, `${wait.ids.length} child job${wait.ids.length === 1 ? '' : 's'}: `, ...jobLinks(wait.ids));
   return h('span', { id: 'job-wait', 'data-kind': 'message' }, 'message on ', h('span', { class: 'mono' }, JSON.stringify(wait.topic)), ' ', until(wait.until));
 }
 
@@ -358,7 +362,8 @@ function stepsPanel(steps) {
                 'tr',
                 { 'data-step': step.name, 'data-state': step.state },
                 h('td', {}, String(step.seq)),
-                h('td', { class: 'mono' }, step.name),
+                // A child's step holds its id: the parent's step log links each child (the family tree, one level per page).
+                h('td', { class: 'mono' }, step.name, step.name.startsWith('baton:child:') && step.state === 'completed' ? h('span', {}, ' → ', ...jobLinks([step.result])) : null),
                 h('td', {}, badge(step.state, kinds[step.state])),
                 h('td', {}, step.tries > 1 ? `${step.attempt} (${step.tries} tries)` : String(step.attempt)),
                 h('td', { title: step.startedAt }, formatTime(step.startedAt)),
@@ -812,6 +817,7 @@ const jobView = {
       ['Key', job.key ?? '—'],
       ['Run at', time(job.runAt)],
       ...(job.wait ? [['Waits for', waitsFor(job.wait)]] : []),
+      ...(job.parentId ? [['Parent', h('span', { id: 'job-parent' }, ...jobLinks([job.parentId]))]] : []),
       ['Lease holder', job.leaseOwner ? h('span', { class: 'mono', id: 'job-lease' }, job.leaseOwner) : '—'],
       ['Lease expires', time(job.leaseExpiresAt)],
       ['Cancel requested', time(job.cancelRequestedAt)],
