@@ -128,7 +128,12 @@ export function jobRoutes(baton: Baton, options: { tasks: Map<string, AnyTask> |
     }
   });
 
-  app.get('/:id/steps', async (c) => c.json({ steps: await baton.getJobSteps(jobId(c.req.param('id'))) }));
+  // Results are whole: the answer is held to responseLimit, as a job's is.
+  app.get('/:id/steps', async (c) => {
+    const id = jobId(c.req.param('id'));
+    const steps = await baton.getJobSteps(id);
+    return boundedJson(c, JSON.stringify({ steps }), options.responseLimit, `the ${steps.length} steps of job ${id}`, 'their results are too large to answer together');
+  });
 
   app.post('/:id/messages', async (c) => {
     const id = jobId(c.req.param('id'));
