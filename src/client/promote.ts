@@ -1,4 +1,5 @@
 import { NotFoundError } from '../errors.js';
+import { describeWait } from '../workflow/waits.js';
 import type { Job } from '../job/types.js';
 import type { ClientDeps } from './deps.js';
 import { knownJobId } from './query.js';
@@ -32,6 +33,7 @@ export async function promote(deps: ClientDeps, id: number): Promise<PromoteResu
 
 /** Why a job was not promoted, for the HTTP and CLI answers: "job 7 is running; …". */
 export function notPromotedMessage(job: Job, now: number): string {
+  if (job.state === 'queued' && job.wait) return `job ${job.id} is waiting: it ${describeWait(job.wait)}; promoted, it would only suspend again (send its message, or cancel it)`;
   const why = job.state === 'queued' && job.runAt.getTime() <= now ? 'queued and already due' : job.state;
   return `job ${job.id} is ${why}; only a queued job waiting for a later runAt (delayed, retrying or snoozed) can be promoted`;
 }

@@ -212,7 +212,8 @@ export interface Store extends WorkflowStore {
    * a `promoted` event (the runAt it had) in its timeline in the same statement, and
    * workers of other processes woken (PostgreSQL: NOTIFY `<schema>_jobs`; SQLite: their
    * change watch sees the commit). Any other job (queued and already due, running,
-   * finished) is unchanged (`promoted` false): its state and runAt say why.
+   * finished) is unchanged (`promoted` false): its state and runAt say why; so is a job
+   * suspended on a durable wait (`wait` set): promoted, it would only suspend again.
    * @returns the job after the call; null when no job has this id
    */
   jobPromote(params: { id: number; now: number }): Promise<{ job: Job; promoted: boolean } | null>;

@@ -120,8 +120,10 @@ export class Children {
     host.signal.throwIfAborted();
     const stored = await host.steps.stored(id);
     let childId: number;
-    if (stored?.state === 'completed') childId = Number(stored.result);
-    else {
+    if (stored?.state === 'completed') {
+      childId = Number(stored.result);
+      host.steps.report({ step: id, outcome: 'replayed', durationMs: 0, tries: 0, resultBytes: Buffer.byteLength(stored.result ?? '') });
+    } else {
       const seq = host.steps.seqOf(stored);
       const child = await host.prepare({ task, payload, options: rest });
       const answer = await this.#insert({ step: id, seq, child });
@@ -129,6 +131,7 @@ export class Children {
       if (answer === false) throw (host.signal.reason as Error | undefined) ?? new LeaseLostError();
       childId = answer.childId;
       if (answer.inserted) host.enqueued(answer.inserted);
+      host.steps.report({ step: id, outcome: 'run', durationMs: 0, tries: 1, resultBytes: Buffer.byteLength(String(childId)) });
     }
     this.#mine.push({ id: childId, task: taskName, onFailure: policy });
     return { id: childId, task: taskName, result: () => this.#result<R>(childId) };

@@ -122,6 +122,11 @@ export class StepLog {
     return stored?.seq ?? ++this.#lastSeq;
   }
 
+  /** Reports a step of a caller (waits.ts, children.ts: a sleep, a receive, a child) as `job:step`. */
+  report(event: StepEvent): void {
+    this.#host.report(event);
+  }
+
   /** Records a step written by a caller (waits.ts) in the loaded log. */
   remember(step: StepRecord): void {
     this.#stored?.set(step.name, step);

@@ -138,17 +138,24 @@ export class Waits {
     const id = host.steps.identity(`baton:receive:${checkedTopic}`);
     host.signal.throwIfAborted();
     const stored = await host.steps.stored(id);
-    if (stored?.state === 'completed') return JSON.parse(stored.result ?? 'null') as T | null;
+    if (stored?.state === 'completed') {
+      host.steps.report({ step: id, outcome: 'replayed', durationMs: 0, tries: 0, resultBytes: Buffer.byteLength(stored.result ?? 'null') });
+      return JSON.parse(stored.result ?? 'null') as T | null;
+    }
     const seq = host.steps.seqOf(stored);
     const now = host.now();
     const taken = await host.take({ topic: checkedTopic, step: id, seq, until: o.timeout === undefined ? NEVER : now + o.timeout });
     if (taken === false) throw host.signal.reason ?? new Error('lease lost');
+    const startedAt = stored?.startedAt ?? now;
     if ('payload' in taken) {
-      host.steps.remember({ name: id, seq, state: 'completed', attempt: host.attempt, tries: 1, startedAt: stored?.startedAt ?? now, finishedAt: now, result: taken.payload, error: null });
+      host.steps.remember({ name: id, seq, state: 'completed', attempt: host.attempt, tries: 1, startedAt, finishedAt: now, result: taken.payload, error: null });
+      host.steps.report({ step: id, outcome: 'run', durationMs: now - startedAt, tries: 1, resultBytes: Buffer.byteLength(taken.payload) });
       return JSON.parse(taken.payload) as T;
     }
     if (taken.until <= host.now()) {
-      await host.steps.save({ name: id, seq, state: 'completed', attempt: host.attempt, tries: 1, startedAt: stored?.startedAt ?? now, finishedAt: host.now(), result: 'null', error: null });
+      const end = host.now();
+      await host.steps.save({ name: id, seq, state: 'completed', attempt: host.attempt, tries: 1, startedAt, finishedAt: end, result: 'null', error: null });
+      host.steps.report({ step: id, outcome: 'run', durationMs: end - startedAt, tries: 1, resultBytes: 4 });
       return null;
     }
     throw this.suspend({ kind: 'message', topic: checkedTopic, until: new Date(taken.until) });
@@ -162,11 +169,15 @@ export class Waits {
     host.signal.throwIfAborted();
     const stored = await host.steps.stored(id);
     let until: number;
-    if (stored?.state === 'completed') until = Number(stored.result);
-    else {
+    if (stored?.state === 'completed') {
+      until = Number(stored.result);
+      host.steps.report({ step: id, outcome: 'replayed', durationMs: 0, tries: 0, resultBytes: Buffer.byteLength(stored.result ?? '') });
+    } else {
       const now = host.now();
       until = end(now);
-      await host.steps.save({ name: id, seq: host.steps.seqOf(stored), state: 'completed', attempt: host.attempt, tries: 1, startedAt: now, finishedAt: now, result: serializeJson(until, 'sleep end', host.payloadLimit), error: null });
+      const text = serializeJson(until, 'sleep end', host.payloadLimit);
+      await host.steps.save({ name: id, seq: host.steps.seqOf(stored), state: 'completed', attempt: host.attempt, tries: 1, startedAt: now, finishedAt: now, result: text, error: null });
+      host.steps.report({ step: id, outcome: 'run', durationMs: 0, tries: 1, resultBytes: Buffer.byteLength(text) });
     }
     const left = until - host.now();
     if (left <= 0) return;

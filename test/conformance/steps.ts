@@ -194,6 +194,19 @@ export function stepTests(h: Harness): void {
     });
   });
 
+  describe('jobPromote of a waiting job', () => {
+    it('leaves a job suspended on a durable wait alone (promoted false): promoted, it would only suspend again', async () => {
+      const { store } = await h.setup();
+      const job = await running(store);
+      const until = T0 + 60_000;
+      expect(await store.jobRelease({ leases: lease(job), now: T0 + 10, cause: 'waiting', runAt: until, wait: sleepWait(until) })).toEqual([job.id]);
+      const answer = (await store.jobPromote({ id: job.id, now: T0 + 20 }))!;
+      expect(answer.promoted).toBe(false);
+      expect(ms(answer.job.runAt)).toBe(until);
+      expect(answer.job.wait).toEqual({ kind: 'sleep', until: new Date(until) });
+    });
+  });
+
   describe('jobRelease cause waiting (a sleep)', () => {
     it('suspends the run: queued, due at the wait end, attempt not counted, wait stored, view waiting, a waiting event; the steps stay', async () => {
       const { store } = await h.setup();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, defineTask, jobView, NotFoundError, ValidationError, type Json } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
+
+const ms = (date: Date) => date.getTime();
 import { waitForEvent } from '../helpers/events.js';
 
 describe('ctx.sleep', () => {
@@ -20,6 +22,8 @@ describe('ctx.sleep', () => {
     });
     const quick = defineTask('quick', { handler: async () => 'quick' });
     const worker = baton.worker({ tasks: [nap, quick], concurrency: 1 });
+    const steps: string[] = [];
+    worker.on('job:step', (e) => steps.push(`${e.step}:${e.outcome}`));
     await worker.start();
     const waiting = waitForEvent(worker, 'job:waiting');
     const napDone = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'nap');
@@ -33,6 +37,9 @@ describe('ctx.sleep', () => {
     expect(during.attempt).toBe(0);
     expect(jobView(during, Date.now())).toBe('waiting');
     expect((await baton.getJobTimeline(job.id)).timeline.map((e) => e.type)).toContain('waiting');
+    // A sleeping job is not promoted: run now, it would only suspend again.
+    expect((await baton.promote(job.id)).outcome).toBe('unchanged');
+    expect(ms((await baton.getJob(job.id)).runAt)).toBe(wait.until.getTime());
 
     // The one slot is free: a quick job runs while the sleeper waits.
     const quickDone = waitForEvent(worker, 'job:completed', (e) => e.job.task === 'quick');
@@ -47,6 +54,9 @@ describe('ctx.sleep', () => {
     const after = await baton.getJob(job.id);
     expect(after.wait).toBeNull();
     expect(after.attempt).toBe(1);
+    // The sleep is a step of its own, reported as any step is.
+    expect(steps).toEqual(['charge:run', 'baton:sleep:run', 'charge:replayed', 'baton:sleep:replayed']);
+
   });
 
   it('resumes on whichever worker claims it', async () => {

@@ -372,7 +372,7 @@ export async function jobRetry(ctx: PgContext, { id, now, fresh = false }: Store
 const PROMOTE = `
   WITH promoted AS (
     UPDATE :schema.jobs j SET run_at = $2, timeline = ${withEvent(`'type', 'promoted', 'at', ${ms('$2::timestamptz')}, 'runAt', ${ms('j.run_at')}`, { row: 'j.', attempt: false })}
-    WHERE j.id = $1 AND j.state = 'queued' AND j.run_at > $2 RETURNING j.*
+    WHERE j.id = $1 AND j.state = 'queued' AND j.run_at > $2 AND j.wait IS NULL RETURNING j.*
   ), woken AS (
     SELECT pg_notify(':channel_jobs', '') FROM promoted
   )
@@ -389,7 +389,7 @@ export async function jobPromote(ctx: PgContext, { id, now }: StoreParams<'jobPr
     const job = rowToJob(row);
     // Read from the statement's snapshot while a concurrent change (a cancel moving it,
     // a claim) made the update skip it: a job that still looks promotable is read again.
-    if (!row.promoted && job.state === 'queued' && job.runAt.getTime() > now) continue;
+    if (!row.promoted && job.state === 'queued' && job.runAt.getTime() > now && job.wait === null) continue;
     return { job, promoted: row.promoted };
   }
   throw new ConflictError(`promotion of job ${id} lost ${PROMOTE_ROUNDS} races with concurrent changes of it; try again`);

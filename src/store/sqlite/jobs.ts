@@ -332,7 +332,7 @@ export async function jobRetry(ctx: SqliteContext, { id, now, fresh = false }: S
 
 export async function jobPromote(ctx: SqliteContext, { id, now }: StoreParams<'jobPromote'>): Promise<{ job: Job; promoted: boolean } | null> {
   return ctx.transaction(() => {
-    const promoted = ctx.sql(`UPDATE jobs SET run_at = @now, timeline = ${PROMOTED} WHERE id = @id AND state = 'queued' AND run_at > @now RETURNING *`).get({ id, now }) as JobRow | undefined;
+    const promoted = ctx.sql(`UPDATE jobs SET run_at = @now, timeline = ${PROMOTED} WHERE id = @id AND state = 'queued' AND run_at > @now AND wait IS NULL RETURNING *`).get({ id, now }) as JobRow | undefined;
     if (promoted) return { job: rowToJob(promoted), promoted: true };
     const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
     return row ? { job: rowToJob(row), promoted: false } : null;
