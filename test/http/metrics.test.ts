@@ -209,7 +209,7 @@ describe('/metrics', () => {
     const job = await waitingOrder(baton, worker); // run 1: charge run, flaky failed, then waits for a message
     const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
     await baton.send(job.id, 'shipped', 'now');
-    await done; // run 2: charge replayed, flaky failed again, the message taken
+    await done; // run 2: charge replayed, flaky failed again, the message taken (the receive, a step, runs)
     const orphans = waitForEvent(worker, 'job:steps-orphaned');
     await baton.enqueue(renamed, null);
     await orphans;
@@ -217,11 +217,11 @@ describe('/metrics', () => {
     const { samples, types } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());
     expect(types.get('baton_job_steps_total')).toBe('counter');
     expect(types.get('baton_job_step_duration_seconds')).toBe('histogram');
-    expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'run' })).toBe(1);
+    expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'run' })).toBe(2); // charge, the receive
     expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'replayed' })).toBe(1);
     expect(value(samples, 'baton_job_steps_total', { task: 'order', outcome: 'failed' })).toBe(2);
     expect(value(samples, 'baton_job_steps_total', { task: 'renamed', outcome: 'run' })).toBe(2);
-    expect(value(samples, 'baton_job_step_duration_seconds_count', { task: 'order' })).toBe(1);
+    expect(value(samples, 'baton_job_step_duration_seconds_count', { task: 'order' })).toBe(2);
     expect(value(samples, 'baton_job_step_duration_seconds_count', { task: 'renamed' })).toBe(2);
     expect(value(samples, 'baton_job_waits_total', { task: 'order', kind: 'message' })).toBe(1);
     expect(value(samples, 'baton_job_waits_total', { kind: 'sleep' })).toBe(0);
