@@ -77,7 +77,7 @@ export interface WorkflowStore {
   /**
    * Registers `owner` (a process awaiting results) as listening for jobs that finish, until
    * now + `ttlMs` (renew before it expires). PostgreSQL: while any registration is live,
-   * every end of a job sends NOTIFY `<schema>_finished` naming the ids (migration 23), which
+   * every end of a job sends NOTIFY `<prefix>_done` naming the ids (migration 23), which
    * {@link Store.watchChanges} reports as `{ finished }`. SQLite: nothing to do (its change
    * watch sees every commit); no I/O.
    */

@@ -66,6 +66,23 @@ describe('a schema name of 63 characters', () => {
     expect(logs.filter((l) => !/autovacuum is off/.test(l.msg))).toEqual([]);
   });
 
+  it('a schema of 56 characters (the longest whose name is its channel prefix): a result awaited while jobs complete, over its NOTIFY channel', async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}_`.padEnd(56, 'x');
+    schemas.push(schema);
+    expect(channelPrefix(schema)).toBe(schema);
+    const url = new URL(postgresUrl);
+    url.searchParams.set('schema', schema);
+    const baton = await openBaton({ database: url.toString() });
+    const double = defineTask('double', { handler: async (n: number) => n * 2 });
+    const worker = baton.worker({ tasks: [double], concurrency: 2 });
+    await worker.start();
+    // While a result is awaited, every completion NOTIFYs `<prefix>_done` (migration 23): a
+    // channel name over 63 bytes would make pg_notify fail the completing transaction.
+    const jobs = await baton.enqueueMany([1, 2, 3].map((n) => ({ task: double, payload: n })));
+    expect(await Promise.all(jobs.map((j) => baton.waitForResult(j.id, { timeout: 60_000 })))).toEqual([2, 4, 6]);
+    expect(`${channelPrefix(schema)}_done`.length).toBeLessThanOrEqual(63);
+  });
+
   it('statement names and channel prefixes stay within 63 bytes and differ per schema', () => {
     const a = longSchema();
     const b = `${a.slice(0, 62)}y`;

@@ -76,7 +76,7 @@ const backendsOf = (app: string) =>
  * is LISTENed last; the first connection then LISTENs and UNLISTENs a probe channel).
  */
 async function listenBackend(app: string, other?: number): Promise<number> {
-  const subscribed = /^(LISTEN ".*_cancel"|LISTEN "baton_probe_\w+"|UNLISTEN "baton_probe_\w+")$/;
+  const subscribed = /^(LISTEN ".*_done"|LISTEN "baton_probe_\w+"|UNLISTEN "baton_probe_\w+")$/;
   const backend = await until(async () => (await backendsOf(app)).find((b) => subscribed.test(b.query) && b.state === 'idle' && b.pid !== other), 'the LISTEN connection is subscribed');
   return backend!.pid;
 }

@@ -274,7 +274,7 @@ export class PostgresStore extends DriverStore<PgContext> {
 
   #listen(): PgListener {
     const cancelChannel = `${this.#channel}_cancel`;
-    const finishedChannel = `${this.#channel}_finished`;
+    const finishedChannel = `${this.#channel}_done`; // no longer than `_cancel`: fits the 63-byte channel names (names.ts)
     const notify = (change?: StoreChange) => this.#watchers.forEach((watcher) => watcher(change));
     const onNotify = (message?: { channel: string; payload: string | undefined }) => {
       if (message?.channel === finishedChannel) return notify({ finished: message.payload ? message.payload.split(',').map(Number) : [] });
