@@ -28,7 +28,7 @@ import { killAllChildren, killAllChildrenNow } from '../lib/child.js';
 import { dropLeftoverSchemas } from '../lib/drivers.js';
 import { writeResults } from '../lib/results.js';
 import { formatNumber, markdownTable } from '../lib/table.js';
-import { DURABLE_FULL, DURABLE_STEPS, DURABLE_TINY, durableRows, durableSystems, type DurableCtx, type DurableSystem } from './lib/durable.js';
+import { DURABLE_FULL, DURABLE_STEPS, DURABLE_TINY, durableRows, durableSystems, type DurableCtx, type DurableSystem, type Row } from './lib/durable.js';
 import { allSystems, checkBuilt, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
 import { FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
 
@@ -88,17 +88,6 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-interface Row {
-  key: string;
-  workload: string;
-  label: string;
-  unit: string;
-  better: 'higher' | 'lower' | 'none';
-  /** Divide values by this for printing (ms → s). */
-  scale?: number;
-  /** The step whose runs fill this row, when not `workload` (RSS and START come with W2). */
-  step?: string;
-}
 
 function rows(s: Sizes): Row[] {
   const n = (x: number) => x.toLocaleString('en');
@@ -300,7 +289,7 @@ function ratio(row: Row, baton: Agg | undefined, peers: Array<Agg | undefined>):
   return `${best.capped ? (row.better === 'lower' ? '< ' : '> ') : ''}${r < 0.1 ? r.toPrecision(2) : r.toFixed(2)}×`;
 }
 
-const tableRows = (durable ? (durableRows(durableSizes) as Row[]) : rows(sizes)).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
+const tableRows = (durable ? durableRows(durableSizes) : rows(sizes)).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
 const batons = systems.filter((s) => s.baton);
 const peers = systems.filter((s) => !s.baton);
 const header = ['', 'figure', 'unit', ...systems.map((s) => s.name), ...batons.map((b) => `${b.name} / best peer`)];

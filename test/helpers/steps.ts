@@ -29,3 +29,19 @@ export async function waitingOrder(baton: Baton, worker: Worker): Promise<Job> {
   await waiting;
   return job;
 }
+
+/**
+ * A task whose attempt 1 stores step `old` and fails, and whose attempt 2 has only step `new`:
+ * `old` is reported orphaned when attempt 2 completes (a step renamed between two deploys).
+ */
+export const renamedTask = defineTask('renamed', {
+  maxAttempts: 2,
+  backoff: { type: 'fixed', delay: 0, jitter: false },
+  handler: async (_: null, ctx) => {
+    if (ctx.job.attempt === 1) {
+      await ctx.step('old', () => 1);
+      throw new Error('first attempt fails');
+    }
+    return ctx.step('new', () => 2);
+  },
+});

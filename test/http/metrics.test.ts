@@ -7,7 +7,7 @@ import { defineTask, NonRetryableError, RateLimitedError } from 'baton-jobs';
 import { createHttpApp } from 'baton-jobs/http';
 import { openBaton } from '../helpers/db.js';
 import { waitForEvent } from '../helpers/events.js';
-import { orderTask, waitingOrder } from '../helpers/steps.js';
+import { orderTask, waitingOrder, renamedTask } from '../helpers/steps.js';
 
 const ok = defineTask('ok', { handler: async (p: { n: number }) => p.n });
 const bad = defineTask('bad', {
@@ -192,26 +192,15 @@ describe('/metrics', () => {
   it('steps by outcome (run, replayed, failed), step durations of run steps, waits by kind, orphaned steps', async () => {
     const baton = await openBaton();
     // Attempt 1 stores step "old" and fails; attempt 2 no longer has it: one orphan at completion.
-    const renamed = defineTask('renamed', {
-      maxAttempts: 2,
-      backoff: { type: 'fixed', delay: 0, jitter: false },
-      handler: async (_: null, ctx) => {
-        if (ctx.job.attempt === 1) {
-          await ctx.step('old', () => 1);
-          throw new Error('first attempt fails');
-        }
-        return ctx.step('new', () => 2);
-      },
-    });
     const app = createHttpApp(baton);
-    const worker = baton.worker({ tasks: [orderTask, renamed], concurrency: 2 });
+    const worker = baton.worker({ tasks: [orderTask, renamedTask], concurrency: 2 });
     await worker.start();
     const job = await waitingOrder(baton, worker); // run 1: charge run, flaky failed, then waits for a message
     const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
     await baton.send(job.id, 'shipped', 'now');
     await done; // run 2: charge replayed, flaky failed again, the message taken (the receive, a step, runs)
     const orphans = waitForEvent(worker, 'job:steps-orphaned');
-    await baton.enqueue(renamed, null);
+    await baton.enqueue(renamedTask, null);
     await orphans;
 
     const { samples, types } = parse(await (await app.fetch(new Request('http://localhost/metrics'))).text());

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defineTask, NonRetryableError } from 'baton-jobs';
 import { openBaton } from '../helpers/db.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
-import { orderTask, waitingOrder } from '../helpers/steps.js';
+import { orderTask, waitingOrder, renamedTask } from '../helpers/steps.js';
 
 interface Line {
   level: number;
@@ -163,26 +163,15 @@ describe('the worker\'s outcome lines', () => {
   it('a run suspended on a durable wait: one line at info saying what it waits for; orphaned steps are warned of once', async () => {
     const baton = await openBaton();
     const nap = defineTask('nap', { handler: async (_: null, ctx) => ctx.sleep(60_000) });
-    const renamed = defineTask('renamed', {
-      maxAttempts: 2,
-      backoff: { type: 'fixed', delay: 0, jitter: false },
-      handler: async (_: null, ctx) => {
-        if (ctx.job.attempt === 1) {
-          await ctx.step('old', () => 1);
-          throw new Error('first attempt fails');
-        }
-        return ctx.step('new', () => 2);
-      },
-    });
     const { logger, lines } = capture();
-    const worker = baton.worker({ tasks: [orderTask, nap, renamed], concurrency: 3, logger });
+    const worker = baton.worker({ tasks: [orderTask, nap, renamedTask], concurrency: 3, logger });
     await worker.start();
     const order = await waitingOrder(baton, worker);
     const napping = waitForEvent(worker, 'job:waiting', (e) => e.job.task === 'nap');
     const napJob = await baton.enqueue(nap, null);
     const { wait } = await napping;
     const orphaned = waitForEvent(worker, 'job:steps-orphaned');
-    await baton.enqueue(renamed, null);
+    await baton.enqueue(renamedTask, null);
     await orphaned;
     await until(() => outcomes(lines).some((l) => l.task === 'renamed' && l.outcome === 'completed'), 'the renamed job\'s completed line');
 

@@ -326,16 +326,20 @@ export const DURABLE_STEPS: DurableStep[] = [
   { workload: 'S7', title: 'awaited result from another process', run: s7 },
 ];
 
-export interface DurableRow {
+/** One row of a bench:compare table, W or S workloads: its sample key, workload, label, unit and which way is better. */
+export interface Row {
   key: string;
   workload: string;
   label: string;
   unit: string;
   better: 'higher' | 'lower' | 'none';
+  /** Divide values by this for printing (ms → s). */
   scale?: number;
+  /** The step whose runs fill this row, when not `workload` (RSS and START come with W2). */
+  step?: string;
 }
 
-export function durableRows(s: DurableSizes): DurableRow[] {
+export function durableRows(s: DurableSizes): Row[] {
   return [
     { key: 's1', workload: 'S1', label: `${s.s1Jobs} jobs × ${s.s1Steps} no-op steps, concurrency 10, enqueue → last completion`, unit: 'jobs/s', better: 'higher' },
     { key: 's2', workload: 'S2', label: `per step, ${s.s2Steps} sequential no-op steps in one job`, unit: 'ms', better: 'lower' },
