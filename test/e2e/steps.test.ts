@@ -248,7 +248,7 @@ describe(`durable steps across worker processes (${testDriver})`, () => {
     const b = await spawnWorker({ database: db.url, ledger: ledgerPath, worker: { concurrency: 1, ...FAST } });
     const completed = await b.waitForEvent('job:completed', sleeper.id);
     expect(completed.result).toEqual({ steps: [`one@${a.pid}`, `two@${a.pid}`, `three@${b.pid}`, `four@${b.pid}`, `five@${b.pid}`], pid: b.pid });
-    expect(stepEvents(b, sleeper.id)).toEqual(['one:replayed', 'two:replayed', 'three:run', 'four:run', 'five:run']);
+    expect(stepEvents(b, sleeper.id)).toEqual(['one:replayed', 'two:replayed', 'baton:sleep:replayed', 'three:run', 'four:run', 'five:run']); // the sleep is a step of its own
     const rows = ledger.stepRows(sleeper.id);
     const two = rows.find((r) => r.step === 'two')!;
     const three = rows.find((r) => r.step === 'three')!;
