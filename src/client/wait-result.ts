@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { BatonError, brand, NotFoundError } from '../errors.js';
 import type { Job, Json } from '../job/types.js';
+import type { Store, StoreChange } from '../store/store.js';
 import { parseInput } from '../validation.js';
 import type { ClientDeps } from './deps.js';
 import { Waker } from './follow.js';
@@ -93,7 +94,7 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   const waker = new Waker();
   const offs = [
     deps.onLocalWrite(waker.mark),
-    deps.store.watchChanges({ intervalMs: WAIT_POLL_MS, listener: (change) => (!change?.finished || change.finished.length === 0 || change.finished.includes(jobId) ? waker.mark() : undefined) }),
+    watchShared(deps.store, (change) => (!change?.finished || change.finished.length === 0 || change.finished.includes(jobId) ? waker.mark() : undefined)),
   ];
   const stop = new AbortController();
   const timer = timeout === undefined ? undefined : setTimeout(() => stop.abort('timeout'), timeout);
@@ -127,8 +128,26 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   }
 }
 
+/** The change watch of each store, shared by every wait of this process on it: one WAL watch and poll (SQLite) for a thousand waits, not a thousand. */
+const watches = new WeakMap<Store, { listeners: Set<(change?: StoreChange) => void>; off: (() => void) | undefined }>();
+
+/** Subscribes `listener` to `store`'s shared change watch (started by the first, stopped with the last); returns unsubscribe. */
+function watchShared(store: Store, listener: (change?: StoreChange) => void): () => void {
+  let hub = watches.get(store);
+  if (!hub) watches.set(store, (hub = { listeners: new Set(), off: undefined }));
+  const shared = hub;
+  const own = (change?: StoreChange) => listener(change); // one entry per wait, even for the same function
+  shared.listeners.add(own);
+  shared.off ??= store.watchChanges({ intervalMs: WAIT_POLL_MS, listener: (change) => shared.listeners.forEach((l) => l(change)) });
+  return () => {
+    if (!shared.listeners.delete(own) || shared.listeners.size > 0) return;
+    shared.off?.();
+    shared.off = undefined;
+  };
+}
+
 /** Waiters of this process on each store: one finished_listeners registration per process, held while any waits. */
-const waiting = new WeakMap<ClientDeps['store'], { count: number; renew: NodeJS.Timeout | undefined; registered: Promise<unknown> }>();
+const waiting = new WeakMap<Store, { count: number; renew: NodeJS.Timeout | undefined; registered: Promise<unknown> }>();
 
 /**
  * Registers this process as a result waiter (shared by every wait of the process on that
