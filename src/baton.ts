@@ -1,7 +1,7 @@
 import type { Clock } from './clock.js';
 import { cancel } from './client/cancel.js';
 import { send } from './client/send.js';
-import { waitForResult } from './client/wait-result.js';
+import { releaseWaits, waitForResult } from './client/wait-result.js';
 import { getJobSteps } from './client/steps.js';
 import type { Client } from './client/client.js';
 import type { ClientDeps } from './client/deps.js';
@@ -214,6 +214,7 @@ export async function createBaton(options: BatonOptions = {}, observer?: StoreOb
       closing ??= (async () => {
         await Promise.all([...workers].map((w) => w.stop()));
         clockSync?.stop();
+        await releaseWaits(store);
         await store.close();
       })();
       return closing;

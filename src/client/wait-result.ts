@@ -92,17 +92,14 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   const { signal, timeout } = parseInput(optionsSchema, options ?? {}, 'invalid waitForResult options', { subject: 'options' });
   signal?.throwIfAborted();
   const waker = new Waker();
-  const offs = [
-    deps.onLocalWrite(waker.mark),
-    watchShared(deps.store, (change) => (!change?.finished || change.finished.length === 0 || change.finished.includes(jobId) ? waker.mark() : undefined)),
-  ];
+  const offs = [deps.onLocalWrite(waker.mark)];
   const stop = new AbortController();
   const timer = timeout === undefined ? undefined : setTimeout(() => stop.abort('timeout'), timeout);
   const onAbort = () => stop.abort('signal');
   signal?.addEventListener('abort', onAbort, { once: true });
-  let release: (() => Promise<void>) | undefined;
   try {
-    release = await register(deps); // registered before the first read, as the watch is
+    // Watching and registered before the first read: a finish after the read is heard.
+    offs.push(await join(deps, (change) => (!change?.finished || change.finished.length === 0 || change.finished.includes(jobId) ? waker.mark() : undefined)));
     signal?.throwIfAborted();
     let job: Job | null = null;
     for (;;) {
@@ -124,56 +121,84 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
     signal?.removeEventListener('abort', onAbort);
     stop.abort('done');
     for (const off of offs) off();
-    await release?.();
   }
 }
 
-/** The change watch of each store, shared by every wait of this process on it: one WAL watch and poll (SQLite) for a thousand waits, not a thousand. */
-const watches = new WeakMap<Store, { listeners: Set<(change?: StoreChange) => void>; off: (() => void) | undefined }>();
+/**
+ * How long a process keeps its change watch and its waiter registration after its last
+ * wait ended, ms. A process that awaits results one after another (one per request)
+ * then keeps one LISTEN connection (PostgreSQL) and one registration, instead of
+ * opening the connection and writing and deleting the registration for every wait.
+ * `baton.close()` releases them at once ({@link releaseWaits}).
+ */
+export const WAITER_LINGER_MS = 10_000;
 
-/** Subscribes `listener` to `store`'s shared change watch (started by the first, stopped with the last); returns unsubscribe. */
-function watchShared(store: Store, listener: (change?: StoreChange) => void): () => void {
-  let hub = watches.get(store);
-  if (!hub) watches.set(store, (hub = { listeners: new Set(), off: undefined }));
+/** What the waits of this process on one store share: one change watch and one finished_listeners registration. */
+interface Hub {
+  listeners: Set<(change?: StoreChange) => void>;
+  /** Stops the change watch; undefined when none is open. */
+  off: (() => void) | undefined;
+  /** Renews the registration every third of WAITER_TTL_MS; undefined when not registered. */
+  renew: NodeJS.Timeout | undefined;
+  /** The last registration or unregistration (each waits for the one before). */
+  registered: Promise<unknown>;
+  /** Releases the watch and the registration WAITER_LINGER_MS after the last wait left. */
+  linger: NodeJS.Timeout | undefined;
+}
+
+const hubs = new WeakMap<Store, Hub>();
+
+/**
+ * Joins `store`'s hub: subscribes `listener` to the shared change watch (one WAL watch
+ * and poll on SQLite, one LISTEN connection on PostgreSQL, for a thousand waits) and
+ * registers this process as a result waiter (renewed every third of WAITER_TTL_MS).
+ * Resolves once registered, with the leave function; the last wait to leave starts the
+ * linger. A registration that fails is left to the backstop poll.
+ */
+async function join(deps: ClientDeps, listener: (change?: StoreChange) => void): Promise<() => void> {
+  const store = deps.store;
+  let hub = hubs.get(store);
+  if (!hub) hubs.set(store, (hub = { listeners: new Set(), off: undefined, renew: undefined, registered: Promise.resolve(), linger: undefined }));
   const shared = hub;
+  clearTimeout(shared.linger);
+  shared.linger = undefined;
   const own = (change?: StoreChange) => listener(change); // one entry per wait, even for the same function
   shared.listeners.add(own);
   shared.off ??= store.watchChanges({ intervalMs: WAIT_POLL_MS, listener: (change) => shared.listeners.forEach((l) => l(change)) });
-  return () => {
-    if (!shared.listeners.delete(own) || shared.listeners.size > 0) return;
-    shared.off?.();
-    shared.off = undefined;
-  };
-}
-
-/** Waiters of this process on each store: one finished_listeners registration per process, held while any waits. */
-const waiting = new WeakMap<Store, { count: number; renew: NodeJS.Timeout | undefined; registered: Promise<unknown> }>();
-
-/**
- * Registers this process as a result waiter (shared by every wait of the process on that
- * store, renewed every third of WAITER_TTL_MS); resolves once registered, with the release
- * (the last wait to release unregisters). A registration that fails is left to the backstop poll.
- */
-async function register(deps: ClientDeps): Promise<() => Promise<void>> {
-  const store = deps.store;
-  let entry = waiting.get(store);
-  const renew = () => store.finishedListen({ owner: WAITER, ttlMs: WAITER_TTL_MS, now: deps.clock.now() }).catch(() => undefined);
-  if (!entry) {
-    entry = { count: 0, renew: undefined, registered: Promise.resolve() };
-    waiting.set(store, entry);
-  }
-  const shared = entry;
-  if (shared.count++ === 0) {
+  if (!shared.renew) {
+    const renew = () => store.finishedListen({ owner: WAITER, ttlMs: WAITER_TTL_MS, now: deps.clock.now() }).catch(() => undefined);
     shared.registered = shared.registered.then(renew); // after an unregistration still on its way
     shared.renew = setInterval(() => void renew(), WAITER_TTL_MS / 3);
     shared.renew.unref();
   }
   await shared.registered;
-  return async () => {
-    if (--shared.count > 0) return;
-    clearInterval(shared.renew);
-    shared.renew = undefined;
-    shared.registered = store.finishedUnlisten({ owner: WAITER }).catch(() => undefined);
-    await shared.registered;
+  return () => {
+    if (!shared.listeners.delete(own) || shared.listeners.size > 0) return;
+    shared.linger = setTimeout(() => void release(store, shared), WAITER_LINGER_MS);
+    shared.linger.unref();
   };
+}
+
+/** Stops `hub`'s change watch and unregisters the process; resolves once unregistered. */
+function release(store: Store, hub: Hub): Promise<unknown> {
+  clearTimeout(hub.linger);
+  hub.linger = undefined;
+  hub.off?.();
+  hub.off = undefined;
+  if (hub.renew) {
+    clearInterval(hub.renew);
+    hub.renew = undefined;
+    hub.registered = hub.registered.then(() => store.finishedUnlisten({ owner: WAITER }).catch(() => undefined));
+  }
+  return hub.registered;
+}
+
+/**
+ * Releases at once what the waits of this process on `store` share (its change watch and
+ * its waiter registration), lingering or not: `baton.close()` calls it before closing the
+ * store. A wait still under way reads again only at its backstop poll.
+ */
+export async function releaseWaits(store: Store): Promise<void> {
+  const hub = hubs.get(store);
+  if (hub) await release(store, hub);
 }

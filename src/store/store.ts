@@ -574,8 +574,9 @@ export interface Store extends WorkflowStore {
    * SQLite: a watch on the WAL file, within a few ms of the commit, and a poll of
    * `PRAGMA data_version` every `intervalMs` (ms) as the safety net; at most one call
    * per check, none for this connection's own writes. PostgreSQL: one call per
-   * NOTIFY (`intervalMs` is not used), and one without a change after the LISTEN
-   * connection comes back from an outage. Returns stop().
+   * NOTIFY (`intervalMs` is not used), and one without a change each time the LISTEN
+   * connection is up (the first time, and back from an outage): a change committed
+   * before then notified no one. Returns stop().
    */
   watchChanges(params: { intervalMs: number; listener: (change?: StoreChange) => void }): () => void;
 

@@ -90,7 +90,7 @@ describe('baton.waitForResult', () => {
     expect(await baton.waitForResult((enqueued.value as { id: number }).id)).toEqual({ value: 5 });
   });
 
-  it('1,000 waits at once share one change watch and leak no listeners: the watch is released, no timer is left, no waiter registration stays', async () => {
+  it('1,000 waits at once share one change watch and leak no listeners: later waits reuse the lingering watch, and close releases it, leaving no timer and no waiter registration', async () => {
     const db = tempDatabase();
     const baton = await openBaton({ database: db.url });
     const echo = defineTask('echo', { handler: async (n: number) => n });
@@ -114,7 +114,14 @@ describe('baton.waitForResult', () => {
     const worker = baton.worker({ tasks: [echo], concurrency: 20 });
     await worker.start();
     expect(await results).toEqual(jobs.map((_, i) => i));
+    // The worker's watch, and the waits' lingering after the last wait: the next wait opens none.
+    expect(watching).toBe(2);
+    const another = await baton.enqueue(echo, 1000);
+    expect(await baton.waitForResult(another.id)).toBe(1000);
+    expect(watching).toBe(2);
     await worker.stop();
+    expect(watching).toBe(1);
+    await baton.close();
     expect(watching).toBe(0);
     expect(timers()).toBeLessThanOrEqual(timersBefore);
     if (db.driver === 'postgres') expect(await rawQuery(db, 'SELECT count(*)::int AS n FROM finished_listeners')).toEqual([{ n: 0 }]);

@@ -161,6 +161,23 @@ export function workerTests(h: Harness): void {
       }
     });
 
+    it('a single change committed right after watchChanges returns is reported, even before a LISTEN connection is up (without the poll)', async () => {
+      const { store, another } = await h.setup();
+      const other = await another();
+      await insert(other); // the other instance's pool is warm: its next commit lands within a ms or two
+      const seen = recorder();
+      const stop = store.watchChanges({ intervalMs: NO_POLL_MS, listener: seen.listener });
+      try {
+        await insert(other); // on PostgreSQL most likely before this store's LISTEN took effect: its NOTIFY reaches no one
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the change was never reported')), 30_000)));
+        await Promise.race([seen.called, bound]).finally(() => clearTimeout(timer));
+        expect(seen.calls.length).toBeGreaterThan(0);
+      } finally {
+        stop();
+      }
+    });
+
     it('a cancel request stored by another instance wakes the listener (without the poll); a change that names it names the job and reason', async () => {
       const { store, another } = await h.setup();
       const other = await another();

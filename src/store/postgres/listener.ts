@@ -30,8 +30,9 @@ export interface PgListenerOptions {
 /**
  * A dedicated connection that LISTENs on `channels` and calls `onNotify` with each
  * notification's channel and payload. When the connection drops (server restart, network), it logs
- * through `onError`, reconnects with backoff, LISTENs again and calls `onNotify`
- * once without a message (anything may have changed while it was away). Never throws.
+ * through `onError`, reconnects with backoff and LISTENs again. Each time the LISTEN is
+ * up (the first time too) it calls `onNotify` once without a message: anything may have
+ * changed while no connection listened. Never throws.
  *
  * With `probe`, the first connection LISTENs on a channel of its own and has the
  * pool send it one notification: when none arrives within {@link PROBE_TIMEOUT_MS},
@@ -86,7 +87,9 @@ export class PgListener {
         return;
       }
       this.#client = client;
-      if (this.#delay > RECONNECT_MIN_MS) this.#options.onNotify(); // back after an outage: look again
+      // Up (at first, or back after an outage): look again. A change committed before LISTEN
+      // took effect notified no one, and a reader that began before may have missed it.
+      this.#options.onNotify();
       this.#delay = RECONNECT_MIN_MS;
       if (this.#options.probe && !this.#probed) {
         this.#probed = true;
