@@ -43,7 +43,7 @@ export const FOLLOW_MIN_GAP_MS = 100;
  * the poll.
  */
 export const JOB_WRITE_OPS: ReadonlySet<StoreOperation> = new Set<StoreOperation>([
-  'jobInsertMany', 'jobClaim', 'jobCompleteMany', 'jobCompleteAndClaim', 'jobFail', 'jobFinishCancelled', 'jobRelease',
+  'jobInsertMany', 'jobClaim', 'jobCompleteMany', 'jobCompleteAndClaim', 'jobFail', 'jobFinishCancelled', 'jobRelease', 'jobSuspend',
   'jobCheckpoint', 'jobProgress', 'leaseExtendMany', 'jobRescueExpired', 'jobCancel', 'jobRetry', 'jobPromote', 'jobDelete', 'jobRetryMany',
   'jobCancelMany', 'jobDeleteFinished', 'jobDeleteFinishedBeyond', 'scheduleAdvance', 'scheduleTrigger', 'jobMessageSend', 'jobStepSave', 'jobMessageTake', 'jobEnqueueChildren', 'jobStepsOrphaned',
 ]);

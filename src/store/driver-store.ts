@@ -56,6 +56,9 @@ export abstract class DriverStore<C> implements Store {
   jobRelease(params: StoreParams<'jobRelease'>) {
     return this.#operations.jobRelease(this.#context, params);
   }
+  jobSuspend(params: StoreParams<'jobSuspend'>) {
+    return this.#operations.jobSuspend(this.#context, params);
+  }
   jobStepList(params: StoreParams<'jobStepList'>) {
     return this.#operations.jobStepList(this.#context, params);
   }

@@ -139,18 +139,10 @@ export interface Store extends WorkflowStore {
    * Each released job's timeline gets, in the same statement, a `released` event
    * (cause `shutdown`) or a `snoozed` one, with the attempt it ends and its new runAt.
    * @param params.runAt - when the released jobs are due again, ms since the epoch (a snooze's now + delay); @defaultValue each job's own runAt
-   * A suspending release (cause `waiting`, issue 32: `ctx.sleep`, `ctx.receive`) stores
-   * `wait` on the job (its view is then `waiting`) with a `waiting` event, and makes it
-   * due at `runAt` (the wait's end) — or at once when it waits for a message on a topic
-   * with a pending message (sent while it ran; PostgreSQL: the rows are locked by a
-   * statement of their own first, so a send that held one is seen). The next end of an
-   * attempt clears `wait`.
    * @param params.cause - @defaultValue `'shutdown'`
-   * @param params.wait - with cause `waiting` only: the StoredWait's JSON text, `{ kind, until (ms), topic? }`
    * @returns ids released (leases lost meanwhile are left out)
-   * @throws Error when `wait` and cause `waiting` do not come together (a bug)
    */
-  jobRelease(params: { leases: Lease[]; now: number; runAt?: number; cause?: ReleaseCause; wait?: string }): Promise<number[]>;
+  jobRelease(params: { leases: Lease[]; now: number; runAt?: number; cause?: ReleaseCause }): Promise<number[]>;
 
   /** Fenced: stores the checkpoint (JSON text). @returns false when the lease was lost */
   jobCheckpoint(params: { id: number; token: number; checkpoint: string }): Promise<boolean>;

@@ -133,7 +133,7 @@ export interface JobTimelineRecord {
 }
 
 /** Why `jobRelease` hands jobs back. */
-export type ReleaseCause = 'shutdown' | 'snooze' | 'rateLimited' | 'waiting';
+export type ReleaseCause = 'shutdown' | 'snooze' | 'rateLimited';
 
 export interface CancelRequest {
   id: number;

@@ -12,6 +12,21 @@ import type { NewJob } from './types.js';
  */
 export interface WorkflowStore {
   /**
+   * Fenced: suspends running jobs on their durable waits (`ctx.sleep`, `ctx.receive`,
+   * awaited children), in one transaction (one commit for every run that suspended in
+   * the same event-loop turn). Each job goes back to `queued` with its attempt not
+   * counted, `wait` stored (its view is then `waiting`) and a `waiting` timeline event,
+   * due at `runAt` (the wait's end), or at once when it waits for a message on a topic
+   * with a pending message (sent while it ran) or for children that have all ended or of
+   * which one failed or was cancelled. PostgreSQL: the rows are locked by a statement of
+   * their own first, so a send or a child's end that held one is seen. A job with a
+   * cancel request ends `cancelled` instead. The next end of an attempt clears `wait`.
+   * @param params.items - `wait`: the StoredWait's JSON text `{ kind, until (ms), topic?, ids? }`; `runAt`: ms since the epoch
+   * @returns ids suspended or cancelled (leases lost meanwhile are left out)
+   */
+  jobSuspend(params: { items: SuspendItem[]; now: number }): Promise<number[]>;
+
+  /**
    * A job's step log (migration 22), in `seq` order: what a run loads, in one query,
    * before its first step, and what the API shows. [] for a job with no steps or no such job.
    */
@@ -138,4 +153,14 @@ export interface SentMessage {
   messageId: number;
   /** False when the idempotency key was used before: the first message stands. */
   created: boolean;
+}
+
+/** One run suspending on a durable wait: its lease, when it is due, and what it waits for (see WorkflowStore.jobSuspend). */
+export interface SuspendItem {
+  id: number;
+  token: number;
+  /** The wait's end, ms since the epoch. */
+  runAt: number;
+  /** The StoredWait's JSON text. */
+  wait: string;
 }

@@ -24,6 +24,7 @@ import type { WorkerEvents } from './events.js';
 import type { NewJob, Store } from '../store/store.js';
 import type { EnqueueItem } from '../client/enqueue.js';
 import type { Completer } from './completer.js';
+import type { Suspender } from './suspender.js';
 import { createContext, type HandlerClient } from './context.js';
 import { persist } from './persist.js';
 import { StepLog } from '../workflow/steps.js';
@@ -35,6 +36,8 @@ export interface ExecutorDeps {
   store: Store;
   /** Batches completions into one write per event-loop turn. */
   completer: Completer;
+  /** Writes the suspensions of one turn's runs on durable waits together (jobSuspend). */
+  suspender: Suspender;
   clock: Clock;
   logger: Logger;
   events: TypedEmitter<WorkerEvents>;
@@ -423,12 +426,10 @@ export class JobRun {
     if (!this.#holding) return;
     const deps = this.#deps;
     this.#holding = false;
-    const now = deps.clock.now();
     const until = wait.until.getTime();
-    const stored = JSON.stringify({ ...wait, until });
-    const lease = { id: this.job.id, token: this.job.leaseToken };
-    const released = await this.#persist('jobRelease', () => deps.store.jobRelease({ leases: [lease], now, cause: 'waiting', runAt: until, wait: stored }));
-    if (!this.#written(released.length === 1, 'jobRelease')) return;
+    const item = { id: this.job.id, token: this.job.leaseToken, runAt: until, wait: JSON.stringify({ ...wait, until }) };
+    const suspended = await this.#persist('jobSuspend', () => deps.suspender.suspend(item));
+    if (!this.#written(suspended, 'jobSuspend')) return;
     this.#outcome('waiting', ['baton.waiting', { 'baton.wait': wait.kind, 'baton.wait.until': wait.until.toISOString() }]);
     this.#logger.debug({ wait }, 'run suspended on a durable wait (attempt not counted, slot freed)');
     deps.events.emit('job:waiting', { job: this.job, wait });

@@ -14,6 +14,7 @@ import { Rescuer } from '../maintenance/rescuer.js';
 import { Pruner } from '../maintenance/pruner.js';
 import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
+import { Suspender } from './suspender.js';
 import type { HandlerClient } from './context.js';
 import { fetchJobs, startWaiting } from './fetcher.js';
 import { RateWake } from './rate-wake.js';
@@ -127,6 +128,7 @@ export class Worker {
           this.#wake();
           return true;
         }),
+        suspender: new Suspender(deps.store, clock),
         clock,
         // Runs bind `component: 'job'` themselves; one component key per line.
         logger: base,

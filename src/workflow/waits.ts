@@ -14,7 +14,7 @@ import type { StepLog } from './steps.js';
  *
  * ```
  * wait ──ends within LIVE_WAIT_MS──► in-process timer (cancel-aware), then on
- *   └──longer──► WaitSuspension thrown ──► the executor releases the job (cause `waiting`:
+ *   └──longer──► WaitSuspension thrown ──► the executor suspends the job (jobSuspend:
  *                attempt not counted, slot freed, `job.wait` set, view `waiting`), due at
  *                the wait's end, or woken by a message (jobMessageSend) ──► any worker runs
  *                the handler again: the steps before replay, the wait finds its end passed

@@ -13,10 +13,10 @@ async function enqueue(store: Store, parent: ClaimedJob, items: ChildInsert[], n
   return answer as Array<{ childId: number; inserted: { id: number; parentId: number | null } | null }>;
 }
 
-/** Suspends `parent` waiting for children `ids` (jobRelease cause waiting). */
+/** Suspends `parent` waiting for children `ids` (jobSuspend). */
 async function waitFor(store: Store, parent: ClaimedJob, ids: number[], now: number): Promise<void> {
   const wait = JSON.stringify({ kind: 'children', ids, until: 253402300799999 });
-  expect(await store.jobRelease({ leases: [{ id: parent.id, token: parent.leaseToken }], now, cause: 'waiting', runAt: 253402300799999, wait })).toEqual([parent.id]);
+  expect(await store.jobSuspend({ items: [{ id: parent.id, token: parent.leaseToken, runAt: 253402300799999, wait }], now })).toEqual([parent.id]);
 }
 
 /** Child jobs (migration 24): jobEnqueueChildren (fenced, idempotent by step), jobChildren, the fan-in wake, and cancels cascading to children. */

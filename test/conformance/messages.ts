@@ -25,10 +25,10 @@ function take(store: Store, job: ClaimedJob, topic: string, step: string, now: n
 
 /** Suspends the running `job` on a receive of `topic` until `until`, at `now`. */
 function suspend(store: Store, job: ClaimedJob, topic: string, until: number, now: number) {
-  return store.jobRelease({ leases: lease(job), now, runAt: until, cause: 'waiting', wait: messageWait(topic, until) });
+  return store.jobSuspend({ items: [{ id: job.id, token: job.leaseToken, runAt: until, wait: messageWait(topic, until) }], now });
 }
 
-/** A job's mailbox (migration 22): jobMessageSend/jobMessageTake, and the receive that suspends its run (a 'waiting' release woken by a send). */
+/** A job's mailbox (migration 22): jobMessageSend/jobMessageTake, and the receive that suspends its run (a jobSuspend woken by a send). */
 export function messageTests(h: Harness): void {
   describe('jobMessageSend', () => {
     it('sends by id to a queued or running job, and by key to the queued or running job holding it; each send stores one message', async () => {
@@ -176,7 +176,7 @@ export function messageTests(h: Harness): void {
     });
   });
 
-  describe('jobRelease cause waiting (a receive)', () => {
+  describe('jobSuspend (a receive)', () => {
     it('with no message pending: queued, due at the deadline, attempt not counted, a message wait, view waiting, a waiting event', async () => {
       const { store } = await h.setup();
       const job = await running(store, {}, { workerId: 'w1' });
@@ -232,7 +232,7 @@ export function messageTests(h: Harness): void {
       expect(await take(store, resumed, 't', 'receive', T0 + 301)).toEqual({ payload: '"right topic"' });
 
       const sleeper = await running(store, { task: 'sleep' });
-      expect(await store.jobRelease({ leases: lease(sleeper), now: T0 + 100, runAt: until, cause: 'waiting', wait: JSON.stringify({ kind: 'sleep', until }) })).toEqual([sleeper.id]);
+      expect(await store.jobSuspend({ items: [{ id: sleeper.id, token: sleeper.leaseToken, runAt: until, wait: JSON.stringify({ kind: 'sleep', until }) }], now: T0 + 100 })).toEqual([sleeper.id]);
       await send(store, sleeper.id, 't', '1', T0 + 300);
       expect(ms((await get(store, sleeper.id)).runAt)).toBe(until);
 

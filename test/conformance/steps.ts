@@ -3,7 +3,7 @@ import { jobTimeline } from '../../src/job/timeline.js';
 import { jobView } from '../../src/job/view.js';
 import type { ClaimedJob } from '../../src/job/types.js';
 import type { StepRecord, Store } from '../../src/store/store.js';
-import { claim, claimOne, get, ms, running, T0, takeover, type Harness } from './harness.js';
+import { claim, claimOne, get, ms, newJob, running, T0, takeover, type Harness } from './harness.js';
 
 /** A completed step `a` (seq 1) of attempt 1, with times off the second so ms survive. */
 export const step = (overrides: Partial<StepRecord> = {}): StepRecord => ({
@@ -26,7 +26,7 @@ async function failForGood(store: Store, job: ClaimedJob, now: number): Promise<
   expect(await store.jobFail({ id: job.id, token: job.leaseToken, error: { attempt: job.attempt, time: now, message: 'boom', stack: null }, retryAt: null, now })).toBe(true);
 }
 
-/** The step log (migration 22): jobStepSave/jobStepList, fenced by the lease; deleted with its job and by a fresh retry; and the suspending release (cause 'waiting') of a sleep. */
+/** The step log (migration 22): jobStepSave/jobStepList, fenced by the lease; deleted with its job and by a fresh retry; and the suspension (jobSuspend) of a sleep. */
 export function stepTests(h: Harness): void {
   describe('jobStepSave / jobStepList', () => {
     it('stores steps while the job runs under its token; the list is in seq order with every field as saved; [] for a job without steps or an unknown id', async () => {
@@ -83,7 +83,7 @@ export function stepTests(h: Harness): void {
         ['failed', (j) => failForGood(store, j, T0 + 10)],
         ['retry scheduled', (j) => store.jobFail({ id: j.id, token: j.leaseToken, error: { attempt: 1, time: T0 + 10, message: 'x', stack: null }, retryAt: T0 + 60_000, now: T0 + 10 })],
         ['released', (j) => store.jobRelease({ leases: lease(j), now: T0 + 10 })],
-        ['waiting', (j) => store.jobRelease({ leases: lease(j), now: T0 + 10, runAt: T0 + 60_000, cause: 'waiting', wait: sleepWait(T0 + 60_000) })],
+        ['waiting', (j) => store.jobSuspend({ items: [{ id: j.id, token: j.leaseToken, runAt: T0 + 60_000, wait: sleepWait(T0 + 60_000) }], now: T0 + 10 })],
         ['cancelled', async (j) => {
           await store.jobCancel({ id: j.id, reason: null, now: T0 + 5 });
           expect(await store.jobFinishCancelled({ id: j.id, token: j.leaseToken, now: T0 + 10 })).toBe(true);
@@ -199,7 +199,7 @@ export function stepTests(h: Harness): void {
       const { store } = await h.setup();
       const job = await running(store);
       const until = T0 + 60_000;
-      expect(await store.jobRelease({ leases: lease(job), now: T0 + 10, cause: 'waiting', runAt: until, wait: sleepWait(until) })).toEqual([job.id]);
+      expect(await store.jobSuspend({ items: [{ id: job.id, token: job.leaseToken, runAt: until, wait: sleepWait(until) }], now: T0 + 10 })).toEqual([job.id]);
       const answer = (await store.jobPromote({ id: job.id, now: T0 + 20 }))!;
       expect(answer.promoted).toBe(false);
       expect(ms(answer.job.runAt)).toBe(until);
@@ -207,13 +207,13 @@ export function stepTests(h: Harness): void {
     });
   });
 
-  describe('jobRelease cause waiting (a sleep)', () => {
+  describe('jobSuspend (a sleep)', () => {
     it('suspends the run: queued, due at the wait end, attempt not counted, wait stored, view waiting, a waiting event; the steps stay', async () => {
       const { store } = await h.setup();
       const job = await running(store, {}, { workerId: 'w1' });
       await save(store, job);
       const until = T0 + 3_600_000;
-      expect(await store.jobRelease({ leases: lease(job), now: T0 + 100, runAt: until, cause: 'waiting', wait: sleepWait(until) })).toEqual([job.id]);
+      expect(await store.jobSuspend({ items: [{ id: job.id, token: job.leaseToken, runAt: until, wait: sleepWait(until) }], now: T0 + 100 })).toEqual([job.id]);
 
       const stored = await get(store, job.id);
       expect(stored).toMatchObject({ state: 'queued', attempt: 0, leaseOwner: null, wait: { kind: 'sleep', until: new Date(until) } });
@@ -255,7 +255,7 @@ export function stepTests(h: Harness): void {
       ];
       for (const [what, end] of ends) {
         const first = await running(store, { task: what });
-        expect(await store.jobRelease({ leases: lease(first), now: T0 + 10, runAt: until, cause: 'waiting', wait: sleepWait(until) })).toEqual([first.id]);
+        expect(await store.jobSuspend({ items: [{ id: first.id, token: first.leaseToken, runAt: until, wait: sleepWait(until) }], now: T0 + 10 })).toEqual([first.id]);
         expect((await get(store, first.id)).wait, what).not.toBeNull();
         const second = await claimOne(store, { tasks: [what], now: until });
         await end(second);
@@ -270,7 +270,7 @@ export function stepTests(h: Harness): void {
       const job = await running(store);
       await store.jobCancel({ id: job.id, reason: 'stop', by: 'test', now: T0 + 50 });
       const until = T0 + 3_600_000;
-      expect(await store.jobRelease({ leases: lease(job), now: T0 + 100, runAt: until, cause: 'waiting', wait: sleepWait(until) })).toEqual([job.id]);
+      expect(await store.jobSuspend({ items: [{ id: job.id, token: job.leaseToken, runAt: until, wait: sleepWait(until) }], now: T0 + 100 })).toEqual([job.id]);
       const stored = await get(store, job.id);
       expect(stored).toMatchObject({ state: 'cancelled', wait: null, leaseOwner: null });
       expect(ms(stored.finishedAt)).toBe(T0 + 100);
@@ -278,16 +278,20 @@ export function stepTests(h: Harness): void {
       expect(await claim(store, { now: until })).toEqual([]);
     });
 
-    it('a wait without cause waiting, or cause waiting without a wait, throws and releases nothing; a stale lease is left out', async () => {
+    it('jobSuspend suspends several runs in one call, each with its own wait and due time; a cancel-requested one ends cancelled; a stale lease is left out', async () => {
       const { store } = await h.setup();
-      const job = await running(store);
-      await expect(store.jobRelease({ leases: lease(job), now: T0 + 10, wait: sleepWait(T0 + 1000) })).rejects.toThrow();
-      await expect(store.jobRelease({ leases: lease(job), now: T0 + 10, runAt: T0 + 1000, cause: 'snooze', wait: sleepWait(T0 + 1000) })).rejects.toThrow();
-      await expect(store.jobRelease({ leases: lease(job), now: T0 + 10, runAt: T0 + 1000, cause: 'waiting' })).rejects.toThrow();
-      expect(await get(store, job.id)).toMatchObject({ state: 'running', wait: null, leaseOwner: 'w1', attempt: 1 });
+      await store.jobInsertMany({ jobs: [newJob(), newJob(), newJob()], now: T0 });
+      const [a, b, c] = await claim(store, { limit: 3 });
+      await store.jobCancel({ id: c!.id, reason: 'stop', now: T0 + 5 });
+      const items = [a!, b!, c!].map((j, i) => ({ id: j.id, token: j.leaseToken, runAt: T0 + 1000 * (i + 1), wait: sleepWait(T0 + 1000 * (i + 1)) }));
+      expect((await store.jobSuspend({ items, now: T0 + 10 })).sort((x, y) => x - y)).toEqual([a!.id, b!.id, c!.id].sort((x, y) => x - y));
+      expect(await get(store, a!.id)).toMatchObject({ state: 'queued', attempt: 0, leaseOwner: null, wait: { kind: 'sleep', until: new Date(T0 + 1000) }, runAt: new Date(T0 + 1000) });
+      expect(await get(store, b!.id)).toMatchObject({ state: 'queued', attempt: 0, wait: { kind: 'sleep', until: new Date(T0 + 2000) }, runAt: new Date(T0 + 2000) });
+      expect(await get(store, c!.id)).toMatchObject({ state: 'cancelled', wait: null, cancelReason: 'stop' });
+      expect(await store.jobSuspend({ items: [], now: T0 + 20 })).toEqual([]);
 
       const { id, stale } = await takeover(store);
-      expect(await store.jobRelease({ leases: [{ id, token: stale }], now: T0 + 3000, runAt: T0 + 9000, cause: 'waiting', wait: sleepWait(T0 + 9000) })).toEqual([]);
+      expect(await store.jobSuspend({ items: [{ id, token: stale, runAt: T0 + 9000, wait: sleepWait(T0 + 9000) }], now: T0 + 3000 })).toEqual([]);
       expect(await get(store, id)).toMatchObject({ state: 'running', wait: null, leaseOwner: 'b' });
     });
   });

@@ -244,8 +244,10 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await page.waitForSelector('#job-wait[data-kind="children"]');
     expect(await page.locator('#job-wait').textContent()).toBe(`2 child jobs: #${kids.ids[0]}, #${kids.ids[1]}`);
     expect(await page.locator('#job-steps tr[data-step="baton:child:part#2"] a[data-job]').getAttribute('href')).toBe(`#/jobs/${kids.ids[1]}`);
+    await screenshot(page, 'job-children-waiting');
     await page.click(`#job-wait a[data-job="${kids.ids[0]}"]`);
     await page.waitForSelector('#job-parent');
+    await screenshot(page, 'job-child');
     expect(await page.locator('#job-parent a').getAttribute('href')).toBe(`#/jobs/${job.id}`);
     const done = waitForEvent(worker, 'job:completed', (e) => e.job.id === job.id);
     release();

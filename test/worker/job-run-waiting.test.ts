@@ -12,6 +12,7 @@ import { TypedEmitter } from '../../src/observe/events.js';
 import { loadTracing } from '../../src/observe/tracing.js';
 import { openStore } from '../../src/store/open.js';
 import { Completer } from '../../src/worker/completer.js';
+import { Suspender } from '../../src/worker/suspender.js';
 import type { WorkerEvents } from '../../src/worker/events.js';
 import { JobRun } from '../../src/worker/executor.js';
 import { openBaton, tempDatabase, testLogger } from '../helpers/db.js';
@@ -32,7 +33,7 @@ describe('a waiting run aborted before a slot frees for it', () => {
       events.on('job:started', (e) => started.push(e.job.id));
       const logger = testLogger();
       const run = new JobRun(claimed!, task, {
-        store, completer: new Completer(store, systemClock, logger), clock: systemClock, logger, events, workerId: 'w', tracing: await loadTracing(), client: { api: baton, prepare: () => Promise.reject(new Error('no follow-ups here')), enqueued: () => undefined },
+        store, completer: new Completer(store, systemClock, logger), suspender: new Suspender(store, systemClock), clock: systemClock, logger, events, workerId: 'w', tracing: await loadTracing(), client: { api: baton, prepare: () => Promise.reject(new Error('no follow-ups here')), enqueued: () => undefined },
         payloadLimit: 1_000_000, progressInterval: 1_000, abortGrace: 1_000, cancelGrace: 1_000, stopDeadline: () => Number.POSITIVE_INFINITY,
       }, true);
       run.abort(new CancelledError('not needed'));

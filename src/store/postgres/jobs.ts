@@ -1,6 +1,6 @@
 import { ConflictError } from '../../errors.js';
 import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary, type TransactionClient } from '../../job/types.js';
-import { END_ATTEMPT, endAttempt } from '../constants.js';
+import { END_ATTEMPT } from '../constants.js';
 import { hasKeyStrategy } from '../key-strategies.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import { followUpsOf, hasFollowUps } from '../follow-ups.js';
@@ -19,28 +19,7 @@ const APPEND_ERROR = 'errors = errors || jsonb_build_array($4::jsonb)';
 const released = (cause: ReleaseCause, r: string) =>
   withEvent(cause === 'shutdown'
     ? `'type', 'released', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(`coalesce($4::timestamptz, ${r}run_at)`)}`
-    : cause === 'waiting'
-      ? `'type', 'waiting', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms(WAIT_DUE)}, 'wait', $5::jsonb`
-      : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
-/**
- * When a suspended job `j` is due (`$5` its StoredWait, `$4` the wait's end): at once when
- * it waits for a message on a topic that already has one pending (sent while it ran), or
- * for children that have all ended or of which one failed or was cancelled; else at the
- * wait's end. A send or a child's end committed after the release wakes the job itself
- * (messages.ts; trigger `jobs_child_ended`, migration 24); one committed before it is seen
- * here: the release locks the rows in a statement of its own first, and a send or a
- * child's end locks the job's row too, so this statement's snapshot is taken after them.
- */
-const WAIT_DUE = `CASE
-  WHEN $5::jsonb->>'kind' = 'message' AND EXISTS (SELECT 1 FROM :schema.job_messages m
-    WHERE m.job_id = j.id AND m.topic = $5::jsonb->>'topic' AND m.taken_at IS NULL) THEN $3::timestamptz
-  WHEN $5::jsonb->>'kind' = 'children' AND (
-    NOT EXISTS (SELECT 1 FROM :schema.jobs c WHERE c.id IN (SELECT (jsonb_array_elements_text($5::jsonb->'ids'))::bigint))
-    OR EXISTS (SELECT 1 FROM :schema.jobs_finished c WHERE c.id IN (SELECT (jsonb_array_elements_text($5::jsonb->'ids'))::bigint)
-      AND c.state IN ('failed', 'cancelled'))) THEN $3::timestamptz
-  ELSE $4::timestamptz END`;
-
-
+    : `'type', 'snoozed', 'at', ${ms('$3::timestamptz')}, 'runAt', ${ms('$4::timestamptz')}, 'rateLimited', ${cause === 'rateLimited'}`, { row: r });
 /**
  * jobInsertMany's statement (`$1`..`$13`: see {@link insertValues}): the jobs inserted
  * with ids drawn in input order, `keyed`: only those whose key no queued or running job
@@ -259,34 +238,27 @@ async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof
   return rows.length === 1;
 }
 
-export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = 'shutdown', wait }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
-  if ((cause === 'waiting') !== (wait !== undefined)) throw new Error('jobRelease: a wait is given with cause "waiting", and only then');
   const values = [leases.map((l) => l.id), leases.map((l) => l.token), date(now), runAt === undefined ? null : date(runAt)];
-  if (wait === undefined) return (await ctx.query<{ id: string }>('release', releaseSql(cause), values)).map((r) => Number(r.id));
-  // A suspending release locks its rows in a statement of its own first (see WAIT_DUE).
-  return ctx.transaction(async (client) => {
-    await client.query(ctx.sql("SELECT 1 FROM :schema.jobs WHERE id = ANY($1::bigint[]) AND state = 'running' FOR UPDATE"), [values[0]]);
-    return (await client.query<{ id: string }>(ctx.sql(releaseSql(cause)), [...values, wait])).rows.map((r) => Number(r.id));
-  });
+  return (await ctx.query<{ id: string }>('release', releaseSql(cause), values)).map((r) => Number(r.id));
 }
 
 /**
- * jobRelease's statement for `cause` (`$1` ids, `$2` tokens, `$3` now, `$4` runAt or null,
- * `$5` the wait of a suspending release). The rows are locked first and the cancel request
+ * jobRelease's statement for `cause` (`$1` ids, `$2` tokens, `$3` now, `$4` runAt or null).
+ * The rows are locked first and the cancel request
  * read from the locked (latest) version, so a request committed meanwhile sends its job
  * to exactly one branch.
  */
 function releaseSql(cause: ReleaseCause): string {
-  const waiting = cause === 'waiting';
   return `
     WITH held AS (
       SELECT j.id, j.cancel_requested_at IS NOT NULL AS cancel FROM :schema.jobs j
       JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
       WHERE j.state = 'running' FOR UPDATE OF j
     ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = ${waiting ? WAIT_DUE : 'coalesce($4::timestamptz, j.run_at)'}, attempt = j.attempt - 1,
-        timeline = ${released(cause, 'j.')}, ${waiting ? endAttempt('$5::jsonb') : END_ATTEMPT}
+      UPDATE :schema.jobs j SET state = 'queued', run_at = coalesce($4::timestamptz, j.run_at), attempt = j.attempt - 1,
+        timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
       FROM held WHERE j.id = held.id AND NOT held.cancel
       RETURNING j.id
     ), ${moveJobs({

@@ -1,6 +1,6 @@
 import { ConfigError, ConflictError } from '../../errors.js';
 import { PREVIEW_CHARS, type ClaimedJob, type Job, type JobSummary } from '../../job/types.js';
-import { END_ATTEMPT, endAttempt } from '../constants.js';
+import { END_ATTEMPT } from '../constants.js';
 import { insertedJob, JOB_SUMMARY_COLUMNS } from '../rows.js';
 import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
@@ -14,25 +14,10 @@ import { CANCEL_CHILDREN, CANCEL_REQUESTED, FRESH_STEPS, RETRIED, withEvent } fr
 const APPEND_ERROR = `errors = json_insert(errors, '$[#]', json(@error))`;
 const RETRY_SCHEDULED = `timeline = ${withEvent(`'type', 'retryScheduled', 'at', @now, 'runAt', @retryAt, 'error', json_extract(@error, '$.message')`)}`;
 /** The event of a release, by its cause (see ReleaseCause). */
-/**
- * When a suspended job is due (`@wait`, the JSON of its StoredWait, `@runAt` its end):
- * at once when it waits for a message on a topic that already has one pending (sent
- * while it ran), or for children that have all ended or of which one failed or was
- * cancelled; else at the wait's end. A send or a child's end after this commit wakes it
- * itself (jobMessageSend; trigger `jobs_child_ended`, migration 24).
- */
-const WAIT_DUE = `CASE
-  WHEN json_extract(@wait, '$.kind') = 'message' AND EXISTS (SELECT 1 FROM job_messages m
-    WHERE m.job_id = jobs.id AND m.topic = json_extract(@wait, '$.topic') AND m.taken_at IS NULL) THEN @now
-  WHEN json_extract(@wait, '$.kind') = 'children' AND (
-    NOT EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('queued', 'running'))
-    OR EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('failed', 'cancelled'))) THEN @now
-  ELSE @runAt END`;
 const RELEASED = {
   shutdown: withEvent(`'type', 'released', 'at', @now, 'runAt', coalesce(@runAt, run_at)`),
   snooze: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('false')`),
   rateLimited: withEvent(`'type', 'snoozed', 'at', @now, 'runAt', @runAt, 'rateLimited', json('true')`),
-  waiting: withEvent(`'type', 'waiting', 'at', @now, 'runAt', ${WAIT_DUE}, 'wait', json(@wait)`),
 };
 /** The event of a promotion at @now: the runAt the job had. */
 const PROMOTED = withEvent(`'type', 'promoted', 'at', @now, 'runAt', run_at`, { attempt: false });
@@ -282,18 +267,16 @@ function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>
   return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
 }
 
-export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown', wait }: StoreParams<'jobRelease'>): Promise<number[]> {
+export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
   if (leases.length === 0) return [];
-  if ((cause === 'waiting') !== (wait !== undefined)) throw new Error('jobRelease: a wait is given with cause "waiting", and only then');
-  const waiting = cause === 'waiting';
   const rows = ctx.sql(`UPDATE jobs SET
       state = CASE WHEN cancel_requested_at IS NULL THEN 'queued' ELSE 'cancelled' END,
       finished_at = CASE WHEN cancel_requested_at IS NULL THEN NULL ELSE @now END,
-      run_at = CASE WHEN cancel_requested_at IS NULL THEN ${waiting ? WAIT_DUE : 'coalesce(@runAt, run_at)'} ELSE @now END, attempt = attempt - 1,
-      timeline = ${RELEASED[cause]}, ${waiting ? endAttempt('CASE WHEN cancel_requested_at IS NULL THEN @wait END') : END_ATTEMPT}
+      run_at = CASE WHEN cancel_requested_at IS NULL THEN coalesce(@runAt, run_at) ELSE @now END, attempt = attempt - 1,
+      timeline = ${RELEASED[cause]}, ${END_ATTEMPT}
     WHERE state = 'running' AND (id, lease_token) IN
       (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@leases))
-    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])), ...(waiting ? { wait } : {}) }) as Array<{ id: number }>;
+    RETURNING id`).all({ now, runAt: runAt ?? null, leases: JSON.stringify(leases.map((l) => [l.id, l.token])) }) as Array<{ id: number }>;
   return rows.map((r) => r.id);
 }
 

@@ -26,6 +26,7 @@ import * as schedules from './schedules.js';
 import * as services from './services.js';
 import * as workers from './workers.js';
 import * as steps from './steps.js';
+import * as suspend from './suspend.js';
 import * as messages from './messages.js';
 import * as children from './children.js';
 
@@ -59,7 +60,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every operation of the SQLite driver, one file per concern. */
-const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...messages, ...children });
+const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...suspend, ...messages, ...children });
 
 /**
  * The embedded driver: one better-sqlite3 connection to a file in WAL mode with a
