@@ -4,7 +4,7 @@ import type { AnyTask } from '../job/task.js';
 import type { TypedEmitter } from '../observe/events.js';
 import type { WorkerEvents } from './events.js';
 import type { Store } from '../store/store.js';
-import type { ExecutorDeps } from './executor.js';
+import type { ExecutorDeps } from './run-deps.js';
 import type { JobRun } from './executor.js';
 import type { ResolvedWorkerOptions } from './options.js';
 
