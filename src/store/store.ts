@@ -1,6 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { ClaimedJob, Job, JobSummary, Progress, TransactionClient } from '../job/types.js';
-import type { StoreChange, NewJob, InsertedJob, Completion, CompletedJobs, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, LeaseAcquireResult, LeaseRecord, ServiceRecord, ScheduleDefinitionRow, ScheduleRecord, WorkerRegistration, WorkerRecord, ThroughputRow, FinishedJobFilter, JobBulkFilter, PausedQueue, CancelManyReport, JobTablePart, JobTableStats, QueueLimit, ConcurrencyKeyStat, RateLimit, QueueRateLimit, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue, QueueDeclaration, QueueSetting, QueueSettingsRecord } from './types.js';
+import type { StoreChange, NewJob, InsertedJob, Completion, CompletedJobs, Lease, StoredError, CancelRequest, LeaseReport, RescueReport, CancelOutcome, JobFilter, QueueCount, ThroughputRow, FinishedJobFilter, JobBulkFilter, CancelManyReport, JobTablePart, JobTableStats, JobTimelineRecord, ReleaseCause, UnservedTask, QueueOldestDue } from './types.js';
+import type { CoordinationStore } from './coordination.js';
+import type { QueueOpsStore } from './queue-ops.js';
 import type { WorkflowStore } from './workflow.js';
 
 /**
@@ -22,7 +24,7 @@ import type { WorkflowStore } from './workflow.js';
  * workers), composed by {@link DriverStore}; test/conformance runs every method on
  * both drivers.
  */
-export interface Store extends WorkflowStore {
+export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
   /** Driver name: "sqlite" or "postgres". */
   readonly driver: string;
 
@@ -258,125 +260,6 @@ export interface Store extends WorkflowStore {
   queueOldestDue(params: { now: number }): Promise<QueueOldestDue[]>;
 
   /**
-   * Takes the named lease for `owner` when it is free (never taken, released) or
-   * expired at `now`; each successful acquire increments the name's fencing token,
-   * which never decreases for a name. A live lease (even one held by `owner`) is
-   * not taken: the answer names its holder and expiry. Two acquirers racing for a
-   * free lease: exactly one gets it.
-   */
-  leaseAcquire(params: { name: string; owner: string; ttlMs: number; now: number }): Promise<LeaseAcquireResult>;
-
-  /**
-   * Fenced: extends the lease to now + ttlMs while `owner` still holds it under `token`.
-   * A lease that expired but was not taken over is still held (its token is still the
-   * latest) and is renewed; once another owner acquired it, the renewal is refused.
-   * @returns false when it was lost
-   */
-  leaseRenew(params: { name: string; owner: string; token: number; ttlMs: number; now: number }): Promise<boolean>;
-
-  /** Fenced: frees the lease (keeping its token) while `owner` holds it under `token`; a newer holder's lease is never freed. */
-  leaseRelease(params: { name: string; owner: string; token: number }): Promise<boolean>;
-
-  /** The lease row (owner null when free), or null when the name was never taken. */
-  leaseGet(params: { name: string }): Promise<LeaseRecord | null>;
-
-  /** Creates the service row when missing (never run, not paused); returns it either way. */
-  serviceEnsure(params: { name: string; now: number }): Promise<ServiceRecord>;
-
-  /** The service with the current holder of its lease (live or not). @returns null when no such service */
-  serviceGet(params: { name: string }): Promise<ServiceRecord | null>;
-
-  /** Every service, by name, with the holder of its lease (`service:<name>`) when live at `now`. */
-  serviceList(params: { now: number }): Promise<ServiceRecord[]>;
-
-  /**
-   * Fenced by the lease: in the same statement, stores a run's outcome only while
-   * lease `leaseName` is held under `token`. Success (`error` null): last_run_at =
-   * lastRunAt, next_run_at = nextRunAt, failures 0. Failure: last_error(_at) set,
-   * failures + 1, next_run_at = nextRunAt (the retry time), last_run_at unchanged.
-   * @returns false when the lease was lost (nothing written)
-   */
-  serviceRecord(params: {
-    name: string;
-    leaseName: string;
-    token: number;
-    lastRunAt: number;
-    nextRunAt: number | null;
-    error: string | null;
-    now: number;
-  }): Promise<boolean>;
-
-  /** @returns false when no such service */
-  serviceSetPaused(params: { name: string; paused: boolean; now: number }): Promise<boolean>;
-
-  /** next_run_at = now (due at once). @returns false when no such service */
-  serviceTrigger(params: { name: string; now: number }): Promise<boolean>;
-
-  /**
-   * Creates or updates a schedule, idempotently: the definition fields are
-   * overwritten; next_run_at is set to `nextRunAt` only when the row is new or its
-   * cadence (cron, every, timezone) changed, so re-declaring at every boot never
-   * moves a pending tick (cases.md C16). `paused` is left as stored.
-   * @returns the stored schedule, and whether this call created it
-   */
-  scheduleUpsert(params: { schedule: ScheduleDefinitionRow; nextRunAt: number | null; now: number }): Promise<{ schedule: ScheduleRecord; created: boolean }>;
-
-  /** @returns the schedule, or null when no such schedule */
-  scheduleGet(params: { name: string }): Promise<ScheduleRecord | null>;
-
-  /**
-   * Every schedule, paused or not, by name. Takes no parameters (the optional
-   * object keeps the one-params-object shape).
-   */
-  scheduleList(params?: Record<string, never>): Promise<ScheduleRecord[]>;
-
-  /**
-   * Unpaused schedules with next_run_at <= now (earliest first, at most `limit`),
-   * and the earliest next_run_at of any unpaused schedule (null when none), so the
-   * scheduler knows how long it may sleep.
-   */
-  scheduleDue(params: { now: number; limit: number }): Promise<{ due: ScheduleRecord[]; earliest: number | null }>;
-
-  /**
-   * The exactly-once step: in ONE transaction, moves next_run_at from
-   * `expectedNextRunAt` to `nextRunAt` (compare-and-set; also requires not paused)
-   * and, only when that succeeded, inserts `jobs` (each with its tick's
-   * `scheduledFor`; a tick already enqueued is skipped by the unique index).
-   * Instances racing for one tick: exactly one advances, the others get
-   * `advanced: false` and no jobs. A paused or removed schedule: `advanced: false`.
-   * @returns whether this call advanced it, and the jobs it inserted (by id)
-   */
-  scheduleAdvance(params: {
-    name: string;
-    expectedNextRunAt: number;
-    nextRunAt: number | null;
-    jobs: Array<NewJob & { scheduledFor: number }>;
-    workerId: string;
-    now: number;
-  }): Promise<{ advanced: boolean; jobs: Job[] }>;
-
-  /** Inserts one job from the schedule's definition now (scheduled_for null); next_run_at unchanged. null when no such schedule. */
-  scheduleTrigger(params: { name: string; now: number }): Promise<Job | null>;
-
-  /** Pausing stops ticks; resuming sets next_run_at to `nextRunAt`. @returns false when no such schedule */
-  scheduleSetPaused(params: { name: string; paused: boolean; nextRunAt: number | null; now: number }): Promise<boolean>;
-
-  /** Deletes the schedule (its jobs stay). @returns false when no such schedule */
-  scheduleRemove(params: { name: string }): Promise<boolean>;
-
-  /**
-   * Creates or refreshes a worker's registry row (at start and on every heartbeat
-   * tick): `lastHeartbeatAt` = now, `expiresAt` = now + ttlMs, running ids replaced.
-   */
-  workerUpsert(params: { worker: WorkerRegistration; ttlMs: number; now: number }): Promise<void>;
-
-  /** Deletes a worker's registry row (at stop). @returns false when there was none */
-  workerDelete(params: { id: string }): Promise<boolean>;
-
-  /** Workers whose registration has not expired at `now`, by id. */
-  workerList(params: { now: number }): Promise<WorkerRecord[]>;
-
-  /**
    * Jobs that finished (completed or failed) since `since`, per queue and minute
    * (`minute` = start of the minute, ms since the epoch), oldest first.
    */
@@ -406,99 +289,6 @@ export interface Store extends WorkflowStore {
    * @returns how many jobs were deleted (0 when the queue has at most `keep`)
    */
   jobDeleteFinishedBeyond(params: { queue: string; keep: number; limit: number }): Promise<number>;
-
-  /**
-   * Pauses (`paused` true: paused_at = now, kept when already paused) or resumes
-   * (paused_at cleared) a queue; pausing creates its row when missing. Every claim that
-   * starts after this commits skips a paused queue (jobClaim reads the row in the
-   * same statement); a claim already in flight may still start what it took.
-   * Resuming wakes other processes' workers (PostgreSQL: NOTIFY `<schema>_jobs`;
-   * SQLite: their change watch sees the commit).
-   * @returns true when the state changed, false when it already was so
-   */
-  queueSetPaused(params: { name: string; paused: boolean; now: number }): Promise<boolean>;
-
-  /** The paused queues, by name. Takes no parameters (the optional object keeps the one-params-object shape). */
-  queueListPaused(params?: Record<string, never>): Promise<PausedQueue[]>;
-
-  /**
-   * Sets (`concurrency` 1..) or clears (null) the fleet-wide limit on running jobs of
-   * queue `name`, creating its row when missing, as an override of the declared value
-   * (see {@link queueDeclare}): a limit is marked overridden; null is marked overridden
-   * only when the queue declares a limit (it then removes that limit until
-   * {@link queueClearOverride}), else it just clears. Every claim that starts after this
-   * commits honours it (jobClaim counts the queue's running jobs under the limit,
-   * exactly, however many workers claim at once); jobs already running over a lowered
-   * limit go on, and no new one starts until the count is under it. Raising or clearing
-   * a limit wakes other processes' workers as a resume does.
-   * @returns true when the limit or its override mark changed, false when it already was so
-   */
-  queueSetConcurrency(params: { name: string; concurrency: number | null; now: number }): Promise<boolean>;
-
-  /** The queues with a concurrency limit, by name, each with its running jobs now. */
-  queueListLimits(params?: Record<string, never>): Promise<QueueLimit[]>;
-
-  /**
-   * Sets (`rate`) or clears (null) queue `name`'s rate limit, creating its row when
-   * missing: `perKey` false bounds the queue's starts together, true each concurrency
-   * key's starts apart (unkeyed jobs are not counted). Every claim that starts after this
-   * commits honours it, exactly: in no window of `periodMs` do more than `limit` starts
-   * happen (sliding-window log, migration 13). Any change wakes other processes' workers
-   * as a resume does. An override of the declared rate, as {@link queueSetConcurrency}'s limit.
-   * @returns true when the rate or its override mark changed, false when it already was so
-   */
-  queueSetRateLimit(params: { name: string; perKey: boolean; rate: RateLimit | null; now: number }): Promise<boolean>;
-
-  /**
-   * Stores the settings code declares for each queue (`defineQueue`), creating rows when
-   * missing, in name order in one transaction: per setting, the declared value becomes
-   * the value in force unless that setting is overridden. Idempotent and safe with many
-   * processes declaring at once: a row whose declaration and values in force already
-   * match is not written (no lock held, no wake-up). A raised or cleared limit or a
-   * changed rate wakes other processes' workers as {@link queueSetConcurrency} does.
-   * @param params.queues - distinct names, 1..1000 of them
-   * @returns the names of the queues whose row was written (created, or declaration or value in force changed), by name
-   */
-  queueDeclare(params: { queues: QueueDeclaration[]; now: number }): Promise<string[]>;
-
-  /**
-   * Drops the override of one setting of queue `name`: the declared value (none when
-   * not declared) is in force again, and the next declaration updates it.
-   * @returns true when the setting was overridden, false when it was not (or no such queue)
-   */
-  queueClearOverride(params: { name: string; setting: QueueSetting; now: number }): Promise<boolean>;
-
-  /** The queues declared in code or with an overridden setting, by name, with their declared values and override marks. */
-  queueListSettings(params?: Record<string, never>): Promise<QueueSettingsRecord[]>;
-
-  /**
-   * The rate limits of every queue (or of `queues`), by queue then scope (queue first),
-   * each with its window at `now`: starts used and when the next is allowed.
-   */
-  queueListRateLimits(params: { now: number; queues?: string[] }): Promise<QueueRateLimit[]>;
-
-  /**
-   * Deletes at most `limit` (1..10000) logged starts that no window at `now` counts any
-   * more (older than their queue's longest rate period, or of a queue without a rate
-   * limit). The pruner calls it batch after batch.
-   * @returns how many were deleted
-   */
-  rateStartsPrune(params: { now: number; limit: number }): Promise<number>;
-
-  /**
-   * The busiest concurrency keys with live jobs (of `queue`, or of every queue): most
-   * running first, then most queued, then queue and key; at most `limit` (1..1000).
-   * Reads the per-key counts the job triggers keep (migration 12), never the jobs.
-   */
-  concurrencyKeyList(params: { queue?: string; limit: number }): Promise<ConcurrencyKeyStat[]>;
-
-  /**
-   * Whether Baton knows queue `name`: it has a job in any state (what `queueCounts`
-   * lists), a worker live at `now` serves it, or it has a row (it was paused once).
-   * A bounded read: index probes (queued: the claim index; finished: the
-   * (queue, finished_at) index; running: the few running rows).
-   */
-  queueKnown(params: { name: string; now: number }): Promise<boolean>;
 
   /**
    * Deletes a job that is not running (queued, completed, failed, cancelled), with its
@@ -593,6 +383,8 @@ export interface ClockReading {
 /** The records the operations take and return. */
 export type * from './types.js';
 export type * from './workflow.js';
+export type * from './coordination.js';
+export type * from './queue-ops.js';
 
 /**
  * Thrown by {@link Store.schemaCheck} when the database file the store opened is no
