@@ -1,5 +1,5 @@
 import type { Job } from '../job/types.js';
-import type { LeaseAcquireResult, LeaseRecord, NewJob, ScheduleDefinitionRow, ScheduleRecord, ServiceRecord, WorkerRecord, WorkerRegistration } from './types.js';
+import type { NewJob } from './types.js';
 
 /**
  * The store operations that coordinate processes rather than jobs: named leases (locks,
@@ -127,4 +127,81 @@ export interface CoordinationStore {
 
   /** Workers whose registration has not expired at `now`, by id. */
   workerList(params: { now: number }): Promise<WorkerRecord[]>;
+}
+
+export type LeaseAcquireResult =
+  | { acquired: true; token: number; expiresAt: number }
+  | { acquired: false; owner: string; expiresAt: number };
+
+/** A named lease. `owner`/`expiresAt` null when free; `token` is the last one handed out. */
+export interface LeaseRecord {
+  name: string;
+  owner: string | null;
+  token: number;
+  expiresAt: number | null;
+}
+
+/** A service row. Times are ms since the epoch. `holder`: owner of its live lease (serviceList only). */
+export interface ServiceRecord {
+  name: string;
+  paused: boolean;
+  lastRunAt: number | null;
+  nextRunAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+  failures: number;
+  updatedAt: number;
+  holder: string | null;
+  holderUntil: number | null;
+}
+
+/** The stored definition of a schedule (what `scheduleUpsert` writes). `payload` is JSON text. */
+export interface ScheduleDefinitionRow {
+  name: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string;
+  task: string;
+  payload: string;
+  queue: string;
+  priority: number;
+  maxAttempts: number;
+  timeoutMs: number | null;
+  catchUp: 'none' | 'latest' | 'all';
+  catchUpLimit: number;
+  /** What a tick does while a previous run is queued or running (see Overlap in schedule/schedule.ts). */
+  overlap: 'skip' | 'queue' | 'allow' | 'cancelPrevious';
+}
+
+/** A schedule row. `lastRunAt`: the latest tick enqueued; `lastWorker`: who enqueued it. */
+export interface ScheduleRecord extends ScheduleDefinitionRow {
+  paused: boolean;
+  nextRunAt: number | null;
+  lastRunAt: number | null;
+  lastWorker: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a worker writes about itself in the registry. Times are ms since the epoch. */
+export interface WorkerRegistration {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  concurrency: number;
+  queues: string[];
+  /**
+   * The tasks it serves (registers), by name (migration 21). null in a row written by a
+   * worker from before that migration: taken to serve every task of its queues.
+   */
+  tasks: string[] | null;
+  /** Ids of the jobs it runs now. */
+  running: number[];
+}
+
+/** A registry row. */
+export interface WorkerRecord extends WorkerRegistration {
+  lastHeartbeatAt: number;
+  expiresAt: number;
 }

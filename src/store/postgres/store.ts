@@ -27,6 +27,7 @@ import * as services from './services.js';
 import * as workers from './workers.js';
 import * as steps from './steps.js';
 import * as suspend from './suspend.js';
+import * as cancel from './cancel.js';
 import * as messages from './messages.js';
 import * as children from './children.js';
 
@@ -81,7 +82,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Every operation of the PostgreSQL driver, one file per concern. */
-const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...suspend, ...messages, ...children };
+const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ...retention, ...tableHealth, ...leases, ...services, ...schedules, ...workers, ...jobBulk, ...queuePauses, ...queueLimits, ...rateLimits, ...queueDeclarations, ...concurrencyKeys, ...steps, ...suspend, ...messages, ...children, ...cancel };
 
 /**
  * The fleet driver: node-postgres with one pool (`poolSize` connections) and one
