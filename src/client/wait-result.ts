@@ -92,14 +92,19 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   const { signal, timeout } = parseInput(optionsSchema, options ?? {}, 'invalid waitForResult options', { subject: 'options' });
   signal?.throwIfAborted();
   const waker = new Waker();
-  const offs = [deps.onLocalWrite(waker.mark)];
+  // SQLite's change watch does not see this connection's own commits (a worker of this
+  // process finishing the job): local writes count. PostgreSQL's LISTEN connection hears
+  // the pool's commits too, and names what finished: a local write tells it nothing more
+  // (with a thousand waits and a worker in one process, every completion batch made every
+  // wait read its job again).
+  const offs = deps.store.driver === 'sqlite' ? [deps.onLocalWrite(waker.mark)] : [];
   const stop = new AbortController();
   const timer = timeout === undefined ? undefined : setTimeout(() => stop.abort('timeout'), timeout);
   const onAbort = () => stop.abort('signal');
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     // Watching and registered before the first read: a finish after the read is heard.
-    offs.push(await join(deps, (change) => (!change?.finished || change.finished.length === 0 || change.finished.includes(jobId) ? waker.mark() : undefined)));
+    offs.push(await join(deps, (change) => (concerns(change, jobId) ? waker.mark() : undefined)));
     signal?.throwIfAborted();
     let job: Job | null = null;
     for (;;) {
@@ -122,6 +127,16 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
     stop.abort('done');
     for (const off of offs) off();
   }
+}
+
+/**
+ * Whether `change` may concern the awaited job: anything may have changed (no details), or
+ * jobs finished and `jobId` is among them (or the list is empty: unnamed). A cancel request
+ * (the job still runs) or jobs made claimable finish nothing.
+ */
+function concerns(change: StoreChange | undefined, jobId: number): boolean {
+  if (!change || (!change.finished && !change.cancel && !change.claimable)) return true;
+  return change.finished !== undefined && (change.finished.length === 0 || change.finished.includes(jobId));
 }
 
 /**

@@ -9,10 +9,13 @@ import type { ConcurrencyStrategy } from '../job/concurrency.js';
 
 /**
  * What changed, when the driver knows (a pushed notification): a cancel request of
- * a running job. Without it, anything may have changed.
+ * a running job, jobs made claimable, or jobs that finished. Without any, anything may
+ * have changed.
  */
 export interface StoreChange {
   cancel?: CancelRequest;
+  /** PostgreSQL's NOTIFY on `<schema>_jobs`: jobs may have become claimable (enqueued, retried, woken, a queue resumed or its limit raised); none finished. */
+  claimable?: true;
   /** Jobs that finished (PostgreSQL's NOTIFY while a result is awaited, migration 23); [] when it did not say which. */
   finished?: number[];
 }

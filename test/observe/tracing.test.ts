@@ -190,7 +190,7 @@ describe('run spans', () => {
           if (ctx.job.attempt === 1) throw new Error('smtp down');
           return 2;
         });
-        await ctx.sleep(60);
+        await ctx.sleep(1_500); // far above LIVE_WAIT_MS (50): it suspends however long the step write took on a busy machine
       },
     });
     const worker = await startedWorker(baton, [stepped]);

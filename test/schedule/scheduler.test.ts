@@ -91,12 +91,16 @@ describe('ticks: exactly once across instances (compare-and-set with the enqueue
       clock.set(tick + 5);
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
+      let readDone!: () => void;
+      const hasRead = new Promise<void>((resolve) => (readDone = resolve));
       store2.scheduleDue = async (params) => {
         const answer = await read(params);
+        readDone();
         await gate;
         return answer;
       };
       const late = w2.loops.scheduler(tick + 5);
+      await hasRead; // S2 has read the tick as due before S1 advances it (on a busy machine S1 could commit first)
       await w1.loops.scheduler(tick + 5);
       await w1.loops.fetch();
       release();

@@ -276,10 +276,12 @@ export class PostgresStore extends DriverStore<PgContext> {
 
   #listen(): PgListener {
     const cancelChannel = `${this.#channel}_cancel`;
+    const jobsChannel = `${this.#channel}_jobs`;
     const finishedChannel = `${this.#channel}_done`; // no longer than `_cancel`: fits the 63-byte channel names (names.ts)
     const notify = (change?: StoreChange) => this.#watchers.forEach((watcher) => watcher(change));
     const onNotify = (message?: { channel: string; payload: string | undefined }) => {
       if (message?.channel === finishedChannel) return notify({ finished: message.payload ? message.payload.split(',').map(Number) : [] });
+      if (message?.channel === jobsChannel) return notify({ claimable: true });
       if (message?.channel !== cancelChannel || !message.payload) return notify();
       try {
         // The trigger sends {"id", "reason"}: the worker can abort at once, without a read.
@@ -290,7 +292,7 @@ export class PostgresStore extends DriverStore<PgContext> {
       }
     };
     const pool = this.#pool;
-    return new PgListener(this.#listenUrl, [`${this.#channel}_jobs`, cancelChannel, finishedChannel], {
+    return new PgListener(this.#listenUrl, [jobsChannel, cancelChannel, finishedChannel], {
       label: this.#listenLabel,
       onNotify,
       onError: this.#onError,
