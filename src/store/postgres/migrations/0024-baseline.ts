@@ -9,6 +9,8 @@ import { triggers } from './triggers.js';
  * this baseline already, and the next migration is 25 (docs/development.md,
  * "Migrations"). `:schema` is replaced by the quoted schema name. Its trigger functions
  * are in triggers.ts, the claim in claim-jobs.ts.
+ * Comments and docs cite that chain's steps by number ("migration 10"): they are in
+ * git, `git show e40fe94:src/store/<driver>/migrations/`.
  *
  * - `jobs` holds only queued and running jobs; a job that completes, fails for good or is
  *   cancelled is moved to `jobs_finished` (deleted from one, inserted into the other, in

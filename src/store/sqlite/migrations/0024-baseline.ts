@@ -7,6 +7,8 @@ import type { Migration } from '../../migrate.js';
  * in its write transaction is exact. Version 24, the last of that chain: a database a
  * pre-release build migrated to its end is at this baseline already, and the next
  * migration is 25 (docs/development.md, "Migrations").
+ * Comments and docs cite that chain's steps by number ("migration 10"): they are in
+ * git, `git show e40fe94:src/store/<driver>/migrations/`.
  *
  * - `jobs`: every job, live and finished (SQLite has no dead rows for history to slow).
  *   Claims read `jobs_claim` (unkeyed queued jobs, queue first, so a backlog in a queue
