@@ -2,7 +2,9 @@ import { ConfigError } from '../errors.js';
 
 /**
  * A schema migration. Files live in `src/store/<driver>/migrations/NNNN-name.ts`,
- * append-only, with the same version numbers on every driver. A `breaking`
+ * with the same version numbers on every driver: each driver's first is its baseline
+ * (version 24, the schema of the first release), and the ones after it are appended,
+ * never edited once released (docs/development.md, "Migrations"). A `breaking`
  * migration means older code must not run against the new schema; a store refuses
  * to open a database whose schema holds a breaking version newer than the code knows.
  */
@@ -52,6 +54,21 @@ function refuseNewer(migrations: readonly Migration[], where: string, applied: r
 }
 
 /**
+ * Refuses a schema that holds part of the pre-release chain the baseline replaced:
+ * versions older than the code's first (the baseline) recorded, the baseline not. The
+ * baseline creates every table, so it cannot run over them; a database the chain took
+ * to its end holds the baseline's version and is not refused.
+ */
+function refuseFolded(migrations: readonly Migration[], where: string, applied: readonly AppliedMigration[]): void {
+  if (migrations.length === 0) return;
+  const baseline = Math.min(...migrations.map((m) => m.version));
+  const older = applied.filter((m) => m.version < baseline).sort((a, b) => a.version - b.version);
+  if (older.length === 0 || applied.some((m) => m.version === baseline)) return;
+  const last = older.at(-1)!;
+  throw new ConfigError(`database ${where} holds a pre-release Baton schema (versions up to ${last.version}, ${last.name}), older than the baseline (version ${baseline}) this Baton starts from: it cannot be migrated; recreate the database (or the schema)`);
+}
+
+/**
  * What a read-only opener checks instead of migrating (both drivers share it): the
  * schema holds every migration of `migrations`, and no breaking version newer than
  * them.
@@ -78,7 +95,8 @@ export function checkSchema(migrations: readonly Migration[], where: string, app
  * tolerated (older code may run against an additive change).
  *
  * @param where - names the database in the refusal, e.g. `schema "baton"`
- * @throws ConfigError when the schema is newer (breaking) than this code, or when two migrations share a version
+ * @throws ConfigError when the schema is newer (breaking) than this code, holds part of the pre-release chain
+ *   the baseline replaced, or when two migrations share a version
  */
 export async function runMigrations(
   migrations: readonly Migration[],
@@ -92,6 +110,7 @@ export async function runMigrations(
   await transaction(async (tx) => {
     const applied = await tx.applied();
     refuseNewer(ordered, where, applied);
+    refuseFolded(ordered, where, applied);
     const done = new Set(applied.map((m) => m.version));
     for (const migration of ordered) {
       if (done.has(migration.version)) continue;

@@ -1,16 +1,15 @@
 /**
- * PostgreSQL keeps finished jobs in a table of their own (migration 10): `jobs` holds
- * only queued and running jobs, so the hot path's table and indexes stay the size of
- * the live work however much history is kept. The conformance suite checks what every
- * operation answers; this checks where the rows are, that the column list the moves
- * name matches both tables, and that migrating a schema with history moves it.
+ * PostgreSQL keeps finished jobs in a table of their own (`jobs_finished`, see the
+ * baseline migration): `jobs` holds only queued and running jobs, so the hot path's
+ * table and indexes stay the size of the live work however much history is kept. The
+ * conformance suite checks what every operation answers; this checks where the rows
+ * are, and that the column list the moves name matches both tables.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/store.js';
-import { migrations } from '../../src/store/postgres/migrations/index.js';
 import { JOB_COLUMNS } from '../../src/store/postgres/move.js';
 import type { NewJob } from '../../src/store/store.js';
-import { openBaton, tempDatabase } from '../helpers/db.js';
+import { tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
 
 const stores: PostgresStore[] = [];
@@ -87,26 +86,5 @@ describe('finished jobs in jobs_finished (PostgreSQL)', () => {
 
     // A finished row written straight into jobs is refused by the table's CHECK.
     await expect(rawQuery(db, "UPDATE jobs SET state = 'completed' WHERE id = ?", [requeued])).rejects.toThrow(/jobs_live_state_check/);
-  });
-
-  it('migration 10 moves the finished jobs of an existing schema into jobs_finished; nothing is lost or changed', async () => {
-    const db = tempDatabase();
-    await (await openStore(db, { migrations: migrations.filter((m) => m.version < 10) })).close();
-    stores.pop();
-    await rawQuery(db, `INSERT INTO jobs (queue, task, payload, state, run_at, max_attempts, created_at, finished_at, result)
-      SELECT 'q', 't', json_build_object('n', n), (ARRAY['queued','completed','failed','cancelled'])[n % 4 + 1], now(), 3, now(),
-        CASE WHEN n % 4 = 0 THEN NULL ELSE now() END, CASE WHEN n % 4 = 1 THEN json_build_object('r', n) END
-      FROM generate_series(1, 400) AS n`);
-    const before = await rawQuery<Record<string, unknown>>(db, 'SELECT * FROM jobs ORDER BY id');
-
-    const baton = await openBaton({ database: db.url });
-    const counts = await rawQuery<{ live: number; finished: number }>(db, 'SELECT (SELECT count(*)::int FROM jobs) AS live, (SELECT count(*)::int FROM jobs_finished) AS finished');
-    expect(counts).toEqual([{ live: 100, finished: 300 }]);
-    // Every row unchanged; migrations 12, 17, 18, 22 and 24, also run, add the concurrency key columns, the trace context (NULL),
-    // an empty stored timeline (no last worker), no wait and no parent.
-    expect(await rawQuery<Record<string, unknown>>(db, 'SELECT * FROM jobs_all ORDER BY id')).toEqual(
-      before.map((row) => ({ ...row, concurrency_key: null, concurrency_limit: null, trace_context: null, timeline: [], last_worker: null, wait: null, parent_id: null, parent_step: null })),
-    );
-    expect(await baton.queueCounts()).toEqual(['cancelled', 'completed', 'failed', 'queued'].map((state) => ({ queue: 'q', state, count: 100 })));
   });
 });

@@ -1,24 +1,48 @@
-import type { Migration } from '../../migrate.js';
-
 /**
- * The keyed claim stops reading every concurrency key (issue 12's keyed drain on
- * PostgreSQL). `claim_jobs`' claim statement joined the keys its walk had locked back to
- * `concurrency_keys` for their limits; the planner, which sees only that an array is
- * unnested, hashed the whole table for that join: with 10,000 keys, a sequential scan of
- * 10,000 rows in every claim of 50 (about half of the statement's time in `auto_explain`),
- * and a claim that grew with the number of keys. The walk now returns each key's limit
- * from the row it locked (its latest version; an enqueue that would change the limit
- * waits for the claim's commit), and the claim statement reads the keys from the walk's
- * arrays alone. It also locks only as many of a key's queued jobs as the key has room
- * for (its limit less its running jobs, and its rate room), where it locked up to the
- * claim's limit per key and dropped the rest: with two jobs per key at limit 1, 100 row
- * locks for 50 starts.
+ * The claim, `claim_jobs(now, queues, tasks, limit, worker, expires)`: the jobs it
+ * starts, as `jobs` rows. One round trip, exact under concurrent claimers. Part of the
+ * baseline migration (0024-baseline.ts), the one place it is defined; see
+ * docs/development.md for how a later migration changes it.
+ *
+ * Why a function: a statement reads one snapshot, taken before it waited for a lock, so
+ * a count in it cannot see the jobs another claimer started meanwhile and could go over
+ * a limit. In a VOLATILE plpgsql function each statement takes a new snapshot.
+ *
+ * - No served queue has a concurrency limit, a rate limit or keyed work: one plain
+ *   statement, no lock (a loose scan of the served queues' priorities, a range scan per
+ *   (queue, priority) bounded by run_at <= now, then the best `p_limit`). One statement
+ *   for both cases measured slower (claims of 2.1-2.3 ms instead of 1.0-1.3 ms at
+ *   concurrency 10, cause not found), so the plain path stays.
+ * - Otherwise, first the rows of the served queues with a limit or a rate are locked, in
+ *   name order (two claimers never deadlock), which waits for the claims of them in
+ *   flight to commit. Then the walk takes up to `p_limit` concurrency keys in turn order
+ *   (`concurrency_keys_turn`: the longest since a job of the key started first, so every
+ *   key with queued work gets a turn before any gets a second), locking each `FOR UPDATE
+ *   SKIP LOCKED` (a key another claim holds is passed over, not waited for) and passing
+ *   over keys at their limit (running jobs counted from `jobs_running`), of a paused
+ *   queue, or without a due job of a served task; it returns each key's limit from the
+ *   row it locked, so the claim statement needs no join back to `concurrency_keys` (the
+ *   planner hashed the whole table for one: 10,000 keys read per claim). With a per-key
+ *   rate the walk is a loop, counting each key's rate room after its lock. Last, the
+ *   claim statement, on a snapshot taken after those locks: a queue's room is its limit
+ *   less its running jobs and its rate less its starts in the window; a key's is its
+ *   limit less its running jobs (counted again) and its rate room, and no more of its
+ *   jobs are locked than that. Jobs are ranked by turn (a key's running jobs plus the
+ *   job's place within the key; an unkeyed job is a key of its own, turn 1), then
+ *   priority, run_at, id.
+ * - Rates are sliding logs: the claim writes a row to `rate_limit_starts` per start a
+ *   rate counts, in the statement that starts it, so a start and its record commit
+ *   together. Unlike a token bucket or fixed windows (2 x limit across a refill or a
+ *   boundary), no window of `period` ever holds more than `limit` starts.
+ * - The claim keeps the claimed keys' queued counts and turns itself (the row trigger
+ *   `jobs_key_state` leaves queued -> running to it), deleting a key's row when it starts
+ *   the key's last queued job.
+ * - `synchronous_commit` is off for its transaction (ASYNC_COMMIT in context.ts), JIT too
+ *   (compiling the walk took 10-40 ms of a 1 ms claim), and sorting during the walk, which
+ *   without statistics sorted every waiting key instead of reading the index in order.
  */
-export const migration: Migration = {
-  version: 19,
-  name: 'keyed-claim-without-join',
-  sql: `
-    CREATE OR REPLACE FUNCTION :schema.claim_jobs(p_now timestamptz, p_queues text[], p_tasks text[], p_limit integer, p_worker text, p_expires timestamptz)
+export const claimJobs = `
+    CREATE FUNCTION :schema.claim_jobs(p_now timestamptz, p_queues text[], p_tasks text[], p_limit integer, p_worker text, p_expires timestamptz)
     RETURNS SETOF :schema.jobs LANGUAGE plpgsql VOLATILE AS $$
     DECLARE
       k_queues text[] := '{}';
@@ -207,5 +231,4 @@ export const migration: Migration = {
       )
       SELECT * FROM claimed;
     END $$;
-  `,
-};
+`;
