@@ -47,6 +47,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
+  sourcesContent: false, // the maps point at src/, which the package ships
   keepNames: true,
   chunkNames: 'chunks/[name]-[hash]',
   external: [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})].filter((name) => !INLINED.has(name)).flatMap((name) => [name, `${name}/*`]),

@@ -53,7 +53,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'baton-package-'));
   const source = join(root, 'source');
   mkdirSync(source);
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src']) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'scripts', 'src']) {
     cpSync(join(REPO_ROOT, entry), join(source, entry), { recursive: true });
   }
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
