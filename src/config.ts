@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { parseConfig } from './validation.js';

@@ -10,7 +10,7 @@
  *   message names each option ({@link parseConfig}).
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, ValidationError, type ValidationIssue, type ValidationSubject } from './errors.js';
 import { stringProblems } from './job/payload.js';
 

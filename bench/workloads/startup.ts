@@ -7,21 +7,21 @@ import { percentile, round } from '../lib/stats.js';
 import type { Workload, WorkloadContext } from '../lib/workload.js';
 
 /**
- * Compiles src with `tsc -p tsconfig.build.json` (the package's own build) into a
- * fresh directory under bench/results (gitignored; inside the repo so that
- * node_modules resolves), so the figure is always of the current sources and the
- * shared dist/ is left alone. Takes a few seconds.
+ * Builds src with scripts/build.mjs (the package's own build: tsc declarations,
+ * esbuild bundle) into a fresh directory under bench/results (gitignored; inside the
+ * repo so that node_modules resolves), so the figure is always of the current sources
+ * and the shared dist/ is left alone. Takes a few seconds.
  * @returns the built entry (index.js) as a file URL, and a function removing the build
- * @throws Error with tsc's output when the build fails
+ * @throws Error with the build's output when it fails
  */
 async function buildSources(): Promise<{ entry: string; remove: () => void }> {
   const results = join(REPO_ROOT, 'bench', 'results');
   mkdirSync(results, { recursive: true });
   const outDir = mkdtempSync(join(results, '.startup-dist-'));
   const remove = () => rmSync(outDir, { recursive: true, force: true });
-  const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+  const script = fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url));
   const output = await new Promise<{ code: number | null; text: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir, '--declaration', 'false', '--sourceMap', 'false'], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [script, '--outdir', outDir], { cwd: REPO_ROOT });
     let text = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -30,7 +30,7 @@ async function buildSources(): Promise<{ entry: string; remove: () => void }> {
   });
   if (output.code !== 0) {
     remove();
-    throw new Error(`tsc -p tsconfig.build.json failed (exit ${output.code}): ${output.text.slice(0, 2_000)}`);
+    throw new Error(`scripts/build.mjs failed (exit ${output.code}): ${output.text.slice(0, 2_000)}`);
   }
   return { entry: pathToFileURL(join(outDir, 'index.js')).href, remove };
 }
@@ -63,8 +63,8 @@ const p50 = (xs: number[]) => round(percentile(xs, 50), 1);
 const p95 = (xs: number[]) => round(percentile(xs, 95), 1);
 
 /**
- * Workload 10: how soon a worker process can claim. Builds src with tsc (as
- * `npm run build` does, into a temporary directory), then starts
+ * Workload 10: how soon a worker process can claim. Builds src as
+ * `npm run build` does (scripts/build.mjs, into a temporary directory), then starts
  * bench/fixtures/startup.mjs under plain `node` `startupRuns` times (20; `--tiny`: 3), one after another, on
  * one database of this driver (migrated by a warm-up start that is not counted):
  * each imports the built `baton-jobs`, calls `createBaton` and `worker.start()`, and
@@ -91,7 +91,7 @@ export const startup: Workload = {
       figures: [
         {
           workload: '10. start-up',
-          name: `node start → worker ready to claim (plain node, tsc build), ${runs} starts`,
+          name: `node start → worker ready to claim (plain node, npm run build), ${runs} starts`,
           value: p50(ready),
           unit: 'ms',
           text: `p50 ${p50(ready)} / p95 ${p95(ready)} ms`,

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../package-root.js';
 import { Command } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
 import { sendCommand } from './commands/send.js';
@@ -38,9 +40,9 @@ const OUTPUT = {
   outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'baton: ')),
 };
 
-/** This package's version, from its package.json (two levels up from src/cli/ and dist/cli/). */
+/** This package's version, from its package.json. */
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { JobState } from '../job/types.js';
 import type { FinishedState, JobBulkFilter } from '../store/store.js';

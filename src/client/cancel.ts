@@ -1,5 +1,5 @@
 import { NotFoundError, ValidationError } from '../errors.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { stringProblems } from '../job/payload.js';
 import { parseInput, storableString } from '../validation.js';
 import type { Job } from '../job/types.js';

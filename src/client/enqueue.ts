@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { serializeJson, stringProblems } from '../job/payload.js';
 import { MAX_CONCURRENCY_KEY } from '../job/concurrency.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NotFoundError } from '../errors.js';
 import { jobTimeline, type TimelineEntry } from '../job/timeline.js';
 import { JOB_STATES, type Job, type JobSummary } from '../job/types.js';

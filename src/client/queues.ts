@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NotFoundError } from '../errors.js';
 import { JOB_STATES, type JobState } from '../job/types.js';
 import { parseInput, queueNameSchema } from '../validation.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Job } from '../job/types.js';
 import { parseInput } from '../validation.js';

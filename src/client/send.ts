@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';
 import type { Json } from '../job/types.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BatonError, brand, NotFoundError } from '../errors.js';
 import type { Job, Json } from '../job/types.js';
 import type { Store, StoreChange } from '../store/store.js';

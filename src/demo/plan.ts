@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../package-root.js';
 import type { Baton } from '../baton.js';
 import type { Job } from '../job/types.js';
 import { HASH_TASK, MANIFEST_TASK, manifestItemsDone, type ManifestPayload } from './tasks.js';
@@ -20,7 +20,7 @@ import { HASH_TASK, MANIFEST_TASK, manifestItemsDone, type ManifestPayload } fro
  * the node_modules it sits in.
  */
 export function defaultDemoDir(): string {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const root = packageRoot();
   const own = join(root, 'node_modules');
   if (existsSync(own)) return own;
   const parent = dirname(root);

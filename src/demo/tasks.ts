@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Baton } from '../baton.js';
 import { sleep } from '../clock.js';
 import { NonRetryableError } from '../errors.js';

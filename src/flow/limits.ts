@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The bounds of a queue's fleet-wide settings (concurrency limit, rate limits), checked

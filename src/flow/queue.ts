@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import { parseConfig, storableString } from '../validation.js';

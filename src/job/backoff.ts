@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Retry delay policy. `exponential`: `delay * 2^(attempt-1)` capped at `maxDelay`,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What happens when a job is enqueued with a concurrency key (issue 12):

@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { ConfigError } from '../errors.js';
 import { DEFINITION_NAME, parseConfig, storableString, validateWith } from '../validation.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { backoffSchema, type Backoff } from './backoff.js';
 import { keyConcurrencySchema, type KeyConcurrency } from './concurrency.js';
 import { stateRetentionSchema, type StateRetention } from '../maintenance/retention.js';

@@ -27,7 +27,7 @@ import { DEFAULT_BACKOFF, backoffDelay, backoffSchema, type Backoff } from '../j
 import type { EventSink } from '../observe/events.js';
 import type { Tracing } from '../observe/tracing.js';
 import type { ServiceRecord, Store } from '../store/store.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { acquireLease, type HeldLease } from './lease.js';
 
 const SERVICE_BRAND = Symbol.for('baton.service');

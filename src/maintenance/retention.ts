@@ -5,7 +5,7 @@
  * greater than its retention, i.e. when finishedAt < now − retention, at the next
  * pruning pass. `false` keeps forever.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { stringProblems } from '../job/payload.js';
 import type { FinishedState } from '../store/store.js';
 import { MAX_DELETE_BATCH, MAX_KEEP } from '../store/delete-batch.js';

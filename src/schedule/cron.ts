@@ -38,7 +38,8 @@
  * - `every`: fires on the lattice anchor + k·every (any integer k), in real time, so
  *   DST does not affect it.
  */
-import { Cron, CronPattern } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron, CronPattern } from 'croner';
 import { ConfigError, ValidationError } from '../errors.js';
 
 /** How often a schedule fires: a cron expression (5 fields, or 6 with seconds first) in a time zone, or a fixed interval. */
@@ -74,6 +75,15 @@ export interface ParsedCadence {
   /** e.g. "cron 0 9 * * 1-5 in America/New_York" or "every 5 s" */
   describe(): string;
 }
+
+/**
+ * croner, loaded synchronously on the first cron pattern: a worker without cron
+ * schedules does not pay its import (~10 ms; docs/benchmarks.md, "Start-up").
+ */
+function croner(): typeof import('croner') {
+  return (cronerModule ??= createRequire(import.meta.url)('croner') as typeof import('croner'));
+}
+let cronerModule: typeof import('croner') | undefined;
 
 /** Croner's options for every pattern. */
 const CRONER_OPTIONS = { mode: '5-or-6-parts', domAndDow: false, sloppyRanges: true } as const;
@@ -178,8 +188,8 @@ function cronCadence(cron: unknown, timezone: string): ParsedCadence {
   let job: Cron;
   let pattern: CronPattern;
   try {
-    job = new Cron(cron, { timezone, ...CRONER_OPTIONS, paused: true });
-    pattern = new CronPattern(cron, timezone, CRONER_OPTIONS);
+    job = new (croner().Cron)(cron, { timezone, ...CRONER_OPTIONS, paused: true });
+    pattern = new (croner().CronPattern)(cron, timezone, CRONER_OPTIONS);
   } catch (error) {
     throw new ConfigError(`invalid cron "${cron}": ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -250,7 +260,7 @@ function checkFields(cron: string): void {
       if (/^\d+$/.test(start) && (Number(start) < min || Number(start) > max)) refuse(i, `the step starts at ${start}, outside ${min}-${max}`);
     }
     try {
-      new CronPattern(parts.map((p, j) => (j === i ? p : '*')).join(' '), 'UTC', CRONER_OPTIONS);
+      new (croner().CronPattern)(parts.map((p, j) => (j === i ? p : '*')).join(' '), 'UTC', CRONER_OPTIONS);
     } catch (error) {
       refuse(i, error instanceof Error ? error.message : String(error));
     }

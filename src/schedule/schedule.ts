@@ -3,7 +3,7 @@
  * that stores them, and the admin operations (list, pause, resume, trigger, remove).
  * The loop that enqueues due ticks is scheduler.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { ConfigError, NotFoundError } from '../errors.js';
 import { DEFINITION_NAME, parseConfig, storableString } from '../validation.js';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ConfigError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConflictError, LeaseLostError, NonRetryableError, brand, ValidationError } from '../errors.js';
 import type { EnqueueItem } from '../client/enqueue.js';
 import type { AnyTask } from '../job/task.js';

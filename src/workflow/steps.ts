@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { sleep, type Clock } from '../clock.js';
 import { LeaseLostError, NonRetryableError, TimeoutError, ValidationError, describeError, STORED_TEXT_LIMITS, truncateText } from '../errors.js';
 import { backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { sleep as delay } from '../clock.js';
 import { BatonError, brand, ValidationError } from '../errors.js';
 import { serializeJson } from '../job/payload.js';

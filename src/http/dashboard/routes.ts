@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../../package-root.js';
 import { Hono } from 'hono';
 
 /**
@@ -35,16 +35,14 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /**
- * The folder holding index.html: next to this module when run from source; from the
- * compiled `dist/http/dashboard/`, the package's `src/http/dashboard/` (tsc copies no
- * static files, and the package ships `src`).
+ * The folder holding index.html: the package's `src/http/dashboard/`, whether this
+ * runs from source or from the build (which copies no static files; the package
+ * ships `src`).
  */
 function dashboardDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [here, join(here, '..', '..', '..', 'src', 'http', 'dashboard')];
-  const found = candidates.find((dir) => existsSync(join(dir, 'index.html')));
-  if (!found) throw new Error(`baton dashboard: index.html not found in ${candidates.join(' or ')}`);
-  return found;
+  const dir = join(packageRoot(), 'src', 'http', 'dashboard');
+  if (!existsSync(join(dir, 'index.html'))) throw new Error(`baton dashboard: index.html not found in ${dir}`);
+  return dir;
 }
 
 interface StaticFile {

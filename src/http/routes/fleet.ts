@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Baton } from '../../baton.js';
 import type { QueueInfo } from '../../client/queues.js';
 import { parseInput } from '../../validation.js';

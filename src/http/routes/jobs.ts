@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Baton } from '../../baton.js';
 import { NotFoundError, ValidationError, ConflictError } from '../../errors.js';
 import type { AnyTask } from '../../job/task.js';

@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Baton } from '../../baton.js';
 import type { BulkFilter } from '../../client/bulk.js';
 import type { Rate } from '../../client/queues.js';
