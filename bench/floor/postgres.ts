@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { dropSchema, postgresUrl, trackSchema, withAdmin } from '../lib/drivers.js';
+import { dropSchema, postgresUrl, trackSchema } from '../lib/drivers.js';
 import { checkDrained, floorRun, type FloorRun } from './floor-run.js';
 
 export interface PostgresFloorOptions {
@@ -73,23 +73,22 @@ export async function postgresFloor(options: PostgresFloorOptions): Promise<Floo
   trackSchema(schema);
   const clients: pg.Client[] = [];
   try {
-    await withAdmin(async (admin) => {
-      await admin.query(schemaSql(schema));
-      await admin.query(`INSERT INTO "${schema}".jobs (queue, task, payload, state) SELECT $1, 'noop', jsonb_build_object('i', i), 'queued' FROM generate_series(1, $2::int) AS i`, [QUEUE, jobs]);
-      await admin.query(`ANALYZE "${schema}".jobs`);
-    });
     for (let i = 0; i < connections; i++) {
       const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 5_000 });
       client.on('error', () => undefined); // a dropped connection surfaces through its query
       clients.push(client);
-      await client.connect();
-      await client.query('SET synchronous_commit = off');
     }
+    await Promise.all(clients.map((client) => client.connect().then(() => client.query('SET synchronous_commit = off'))));
+    // The first connection also seeds and counts (not timed): no extra connection per variant.
+    const first = clients[0]!;
+    await first.query(schemaSql(schema));
+    await first.query(`INSERT INTO "${schema}".jobs (queue, task, payload, state) SELECT $1, 'noop', jsonb_build_object('i', i), 'queued' FROM generate_series(1, $2::int) AS i`, [QUEUE, jobs]);
+    await first.query(`ANALYZE "${schema}".jobs`);
     const text = cycleSql(schema);
     const started = performance.now();
     const cycles = await Promise.all(clients.map((client, i) => drainLoop(client, text, `floor-worker-${i}`, batch)));
     const ms = performance.now() - started;
-    const completed = await withAdmin(async (admin) => (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".jobs_finished`)).rows[0]!.n);
+    const completed = (await first.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".jobs_finished`)).rows[0]!.n;
     checkDrained(`PostgreSQL floor (${connections}×${batch})`, jobs, completed);
     return floorRun(jobs, ms, cycles.reduce((a, b) => a + b, 0));
   } finally {
