@@ -83,13 +83,21 @@ export interface FloorMeasurement {
   run: FloorRun;
 }
 
+/** Jobs of the untimed warm-up run before a driver's floors (none below this many jobs: `--tiny`). */
+const WARM_UP_JOBS = 2_000;
+
 /**
- * Runs every floor of `driver` once, on `jobs` jobs each, one after another.
+ * Runs every floor of `driver` once, on `jobs` jobs each, one after another, after an
+ * untimed warm-up of the first variant on {@link WARM_UP_JOBS} jobs (the runner's
+ * driver code is not yet optimized by V8 when the first variant starts: a cold first
+ * PostgreSQL variant measured half its warm rate).
  * @param log - one progress line per variant
  */
 export async function measureFloors(driver: string, jobs: number, log: (line: string) => void): Promise<FloorMeasurement[]> {
   const measured: FloorMeasurement[] = [];
-  for (const variant of floorVariants(driver)) {
+  const variants = floorVariants(driver);
+  if (variants.length && jobs >= WARM_UP_JOBS) await variants[0]!.run(WARM_UP_JOBS);
+  for (const variant of variants) {
     const run = await variant.run(jobs);
     log(`floor ${variant.key}: ${jobs} jobs in ${round(run.ms, 0)} ms, ${Math.round(run.jobsPerSecond)} jobs/s, ${round(run.usPerJob, 1)} µs/job`);
     measured.push({ variant, run });
