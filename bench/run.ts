@@ -11,7 +11,9 @@
  * the drain worker during the drain (the `--cpu-prof` sampler) and prints where
  * its CPU time went. Children are killed and databases dropped after each
  * workload, and on Ctrl-C. A driver whose database does not answer is reported and
- * makes the run exit non-zero. `--tiny` runs every workload on a few hundred jobs
+ * makes the run exit non-zero. The `floor` workload (bench/floor: the lean storage
+ * cycle with no job system) runs whenever `drain` does, and every drain row prints
+ * its share of that floor (a column "share of floor"). `--tiny` runs every workload on a few hundred jobs
  * and a few trials: it checks that the bench runs (the test suite does), its
  * figures mean nothing. Opt-in workloads (hours at full size) run only when `--only`
  * names them.
@@ -21,6 +23,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, killAllChildrenNow } from './lib/child.js';
+import { shareOfFloor } from './floor/variants.js';
 import { summarizeProfile, type ProfileSummary } from './lib/cpu-profile.js';
 import { dropLeftoverSchemas, drivers, type BenchDriver } from './lib/drivers.js';
 import { writeResults } from './lib/results.js';
@@ -31,6 +34,7 @@ import { backlog } from './workloads/backlog.js';
 import { cancel } from './workloads/cancel.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
+import { floor } from './workloads/floor.js';
 import { flow } from './workloads/flow.js';
 import { handoff } from './workloads/handoff.js';
 import { history } from './workloads/history.js';
@@ -38,7 +42,7 @@ import { latency } from './workloads/latency.js';
 import { manyRunning } from './workloads/many-running.js';
 import { startup } from './workloads/startup.js';
 
-const WORKLOADS: Workload[] = [enqueue, drain, latency, cancel, handoff, manyRunning, backlog, history, flow, startup];
+const WORKLOADS: Workload[] = [enqueue, floor, drain, latency, cancel, handoff, manyRunning, backlog, history, flow, startup];
 /** Names `--only` also accepts. */
 const ALIASES: Record<string, string> = { rss: 'drain' };
 
@@ -63,6 +67,7 @@ function parseArgs(argv: string[]) {
     } else fail(`unknown argument ${arg}`);
   }
   for (const name of only) if (!WORKLOADS.some((w) => w.name === name)) fail(`unknown workload ${name}`);
+  if (only.has('drain')) only.add('floor'); // the drains' share of floor is measured in the same run
   if (driver !== 'all' && !drivers[driver]) fail(`unknown driver ${driver}`);
   return { only, driverArg: driver, drivers: driver === 'all' ? Object.values(drivers) : [drivers[driver]!], profile, tiny };
 }
@@ -175,9 +180,23 @@ const metText = (f: Figure) => {
   return met === undefined ? '—' : met ? 'yes' : '**no**';
 };
 const key = (f: Figure) => `${f.workload}\u0000${f.name}`;
-/** Every (workload, figure) row in the order the runs produced them. */
-const rowKeys = [...new Set(runs.flatMap((r) => r.figures.map(key)))];
+/** Every (workload, figure) row in the order the runs produced them, a workload's rows together (drivers name some figures differently). */
+const workloadOrder = [...new Set(runs.flatMap((r) => r.figures.map((f) => f.workload)))];
+const rowKeys = [...new Set(runs.flatMap((r) => r.figures.map(key)))].sort((a, b) => workloadOrder.indexOf(a.split('\u0000')[0]!) - workloadOrder.indexOf(b.split('\u0000')[0]!));
 const failedWorkloads = [...new Set(runs.flatMap((r) => r.errors.map((e) => e.workload)))];
+
+/** Each drain figure's share of its driver's floor measured in the same run (bench/floor/variants.ts). */
+const shares = new Map<Figure, string>();
+for (const run of runs) {
+  const floors = new Map(run.figures.filter((f) => typeof f.detail?.floor === 'string').map((f) => [f.detail!.floor as string, f.value]));
+  if (floors.size === 0) continue;
+  for (const f of run.figures) {
+    if (f.workload === '2. drain') shares.set(f, shareOfFloor(run.driver.name, floors, f.value, f.detail!.concurrency as number));
+  }
+}
+/** The "share of floor" column is printed when some drain has a share. */
+const withShare = shares.size > 0;
+const blanks = withShare ? ['—', '—', '—', '—'] : ['—', '—', '—'];
 
 const rows: string[][] = [];
 for (const k of rowKeys) {
@@ -185,15 +204,15 @@ for (const k of rowKeys) {
   const cells = [workload, name];
   for (const run of runs) {
     const f = run.figures.find((x) => key(x) === k);
-    if (run.unreachable) cells.push('not run', '—', '—');
-    else if (!f) cells.push('—', '—', '—');
-    else cells.push(measured(f), f.target?.text ?? '—', metText(f));
+    if (run.unreachable) cells.push('not run', ...blanks.slice(1));
+    else if (!f) cells.push(...blanks);
+    else cells.push(measured(f), ...(withShare ? [shares.get(f) ?? '—'] : []), f.target?.text ?? '—', metText(f));
   }
   rows.push(cells);
 }
 for (const workload of failedWorkloads) {
   const cells = [workload, 'FAILED (see stderr)'];
-  for (const run of runs) cells.push(...(run.errors.some((e) => e.workload === workload) ? ['FAILED', '—', '**no**'] : ['—', '—', '—']));
+  for (const run of runs) cells.push(...(run.errors.some((e) => e.workload === workload) ? ['FAILED', ...blanks.slice(2), '**no**'] : blanks));
   rows.push(cells);
 }
 
@@ -201,8 +220,11 @@ const totalSeconds = (performance.now() - started) / 1000;
 const loadAfter = loadavg()[0]!;
 const busy = Math.max(loadBefore, loadAfter) > cpus().length;
 const names = runs.map((r) => r.driver.name);
+const share = withShare ? ['share of floor'] : [];
 const header =
-  runs.length === 1 ? ['workload', 'figure', 'measured', 'target', 'met?'] : ['workload', 'figure', ...runs.flatMap((r) => [r.driver.name, 'target', 'met?'])];
+  runs.length === 1
+    ? ['workload', 'figure', 'measured', ...share, 'target', 'met?']
+    : ['workload', 'figure', ...runs.flatMap((r) => [r.driver.name, ...share, 'target', 'met?'])];
 
 let output = `\n## Baton bench (${names.join(' + ')}, node ${process.version}, ${cpus().length} CPUs, ${round(totalSeconds, 1)} s)\n\n`;
 for (const run of runs) {
@@ -246,7 +268,7 @@ const file = writeResults(resultsDir, stamp, { seconds: totalSeconds, loadAverag
       description: r.driver.description,
       ...(r.unreachable ? { unreachable: r.unreachable } : {}),
       seconds: r.seconds,
-      figures: r.figures.map((f) => ({ ...f, met: meets(f.value, f.target) })),
+      figures: r.figures.map((f) => ({ ...f, met: meets(f.value, f.target), ...(shares.has(f) ? { shareOfFloor: shares.get(f) } : {}) })),
       settings: r.settings,
       errors: r.errors,
       profiles: r.profiles,

@@ -17,6 +17,12 @@
  * is left. `--tiny` runs every workload on a few jobs (checks the harness; its
  * figures mean nothing).
  *
+ * FLOOR (bench/floor) measures each Baton driver's storage floor, the lean
+ * claim/complete cycle with no job system, in the same run; it runs whenever W2 does,
+ * and a column per Baton driver prints each W2 drain's share of that floor (median
+ * drain ÷ median floor; PostgreSQL: the one-connection floor at the drain's batch, and
+ * the best variant).
+ *
  * `--durable` runs the durable-execution section instead (issue 32, item 7): S1–S7
  * on Baton (SQLite and PostgreSQL) beside DBOS Transact (lib/durable.ts), the same
  * table, ratios and results file.
@@ -30,7 +36,8 @@ import { writeResults } from '../lib/results.js';
 import { formatNumber, markdownTable } from '../lib/table.js';
 import { DURABLE_FULL, DURABLE_STEPS, DURABLE_TINY, durableRows, durableSystems, type DurableCtx, type DurableSystem, type Row } from './lib/durable.js';
 import { allSystems, checkBuilt, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
-import { FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
+import { floorRows, floorShares } from './lib/floor-table.js';
+import { floor, FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
 
 /** What the runner needs of a system, in either section. */
 type AnySystem = System | DurableSystem;
@@ -45,6 +52,7 @@ interface Step {
 
 const QUEUE_STEPS = ([
   { workload: 'W1', title: 'bulk enqueue', run: w1 },
+  { workload: 'FLOOR', title: "storage floor of Baton's drivers (no job system)", run: floor },
   { workload: 'W2', title: 'drain + peak RSS + start-up', run: w2 },
   { workload: 'W3', title: 'enqueue-to-start latency', run: w3 },
   { workload: 'W4', title: 'cancel from another process', run: w4 },
@@ -80,6 +88,7 @@ function parseArgs(argv: string[]) {
   }
   if (!Number.isInteger(reps) || reps < 1) fail('--reps must be a positive integer');
   for (const w of only) if (!STEPS.some((s) => s.workload === w)) fail(`unknown workload ${w}`);
+  if (only.has('W2') && !durable) only.add('FLOOR'); // the drains' share of floor is measured in the same run
   return { reps, only, systems, tiny };
 }
 
@@ -94,7 +103,8 @@ function rows(s: Sizes): Row[] {
   const long = `${(s.longJob.stepMs * s.longJob.steps) / 1000} s job`;
   return [
     { key: 'w1', workload: 'W1', label: `bulk enqueue ${n(s.bulk)} no-op jobs, batches of ${n(s.batch)}`, unit: 'jobs/s', better: 'higher' },
-    ...s.concurrencies.map((c): Row => ({ key: `w2-c${c}`, workload: 'W2', label: `drain ${n(s.drain)} jobs, 1 worker, concurrency ${c}`, unit: 'jobs/s', better: 'higher' })),
+    ...floorRows(s.drain),
+    ...s.concurrencies.map((c): Row => ({ key: `w2-c${c}`, workload: 'W2', label: `drain ${n(s.drain)} jobs, 1 worker, concurrency ${c}`, unit: 'jobs/s', better: 'higher', concurrency: c })),
     ...(['p50', 'p95', 'p99', 'max'] as const).map((p): Row => ({ key: `w3-${p}`, workload: 'W3', label: `enqueue→start ${p}, ${n(s.latencyCount)} jobs at ${s.rate}/s from another process`, unit: 'ms', better: 'lower' })),
     ...(['p50', 'p95', 'p99'] as const).map((p): Row => ({ key: `w4-${p}`, workload: 'W4', label: `cancel → handler signal ${p}, ${s.cancelTrials} trials`, unit: 'ms', better: 'lower' })),
     { key: 'w5-ms', workload: 'W5', label: `SIGTERM (${long}) → runs again on the idle worker`, unit: 's', better: 'lower', scale: 1000 },
@@ -274,6 +284,7 @@ function show(row: Row, agg: Agg | undefined, systemName: string): string {
   if (agg.median !== undefined) {
     if (agg.capped && agg.min === agg.max) parts.push(`> ${f(agg.max!)}`);
     else parts.push(agg.n > 1 && agg.min !== agg.max ? `${f(agg.median)} (${f(agg.min!)}–${agg.capped ? '>' : ''}${f(agg.max!)})` : f(agg.median));
+    if (row.perJob) parts.push(`${formatNumber(1_000_000 / agg.median)} µs/job`);
     if (agg.n === 1 && args.reps > 1) parts.push('n=1');
   }
   parts.push(...agg.texts);
@@ -292,7 +303,11 @@ function ratio(row: Row, baton: Agg | undefined, peers: Array<Agg | undefined>):
 const tableRows = (durable ? durableRows(durableSizes) : rows(sizes)).filter((r) => samples.has(r.key) || [...(errors.get(r.step ?? r.workload) ?? [])].length);
 const batons = systems.filter((s) => s.baton);
 const peers = systems.filter((s) => !s.baton);
-const header = ['', 'figure', 'unit', ...systems.map((s) => s.name), ...batons.map((b) => `${b.name} / best peer`)];
+const medians = (key: string, system: string) => aggregate(samples.get(key)?.get(system))?.median;
+/** Each W2 row's share of floor, by Baton system (none when no floor was measured). */
+const shares = floorShares(tableRows, batons, medians);
+const shareColumns = batons.filter((b) => tableRows.some((row) => shares.get(row.key)?.[b.name]));
+const header = ['', 'figure', 'unit', ...systems.map((s) => s.name), ...batons.map((b) => `${b.name} / best peer`), ...shareColumns.map((b) => `${b.name} share of floor`)];
 const body = tableRows.map((row) => {
   const bySystem = samples.get(row.key);
   const aggs = new Map(systems.map((s) => [s.name, aggregate(bySystem?.get(s.name))]));
@@ -303,6 +318,7 @@ const body = tableRows.map((row) => {
     `${row.unit}${arrow}`,
     ...systems.map((s) => show(row, aggs.get(s.name), s.name)),
     ...batons.map((b) => ratio(row, aggs.get(b.name), peers.map((p) => aggs.get(p.name)))),
+    ...shareColumns.map((b) => shares.get(row.key)?.[b.name] ?? '—'),
   ];
 });
 
@@ -332,6 +348,7 @@ const file = writeResults(resultsDir, stamp, { seconds: totalSeconds, loadAverag
     table: tableRows.map((row) => ({
       ...row,
       bySystem: Object.fromEntries(systems.map((s) => [s.name, { cells: samples.get(row.key)?.get(s.name) ?? [], ...aggregate(samples.get(row.key)?.get(s.name)) }])),
+      ...(shares.has(row.key) ? { shareOfFloor: shares.get(row.key) } : {}),
     })),
     runs: raw.map((r) => ({ ...r, result: r.result && { ...r.result } })),
     leftBehind: left,

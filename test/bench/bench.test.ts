@@ -3,12 +3,13 @@
  * code runs on a tiny size"). No timing is asserted: each run must exit 0 and print
  * its table with a row for every workload and no FAILED cell.
  *
- * - `npm run bench -- --tiny --driver <this project's driver>` (Baton's own bench).
+ * - `npm run bench -- --tiny --driver <this project's driver>` (Baton's own bench),
+ *   with the storage floor (bench/floor) and every drain row's share of it.
  * - `npm run bench -- --tiny --only history --driver <driver>` (the opt-in history
  *   workload: 2 rounds of 300 jobs; on PostgreSQL also on a throwaway stock cluster
  *   when pg_createcluster is installed, else a note says it was not run).
  * - `bench/compare/run.ts --tiny --reps 1 --only W1,W2,W3,W4` (Baton on both drivers
- *   beside graphile-worker, pg-boss and BullMQ), in the postgres project only: it
+ *   beside graphile-worker, pg-boss and BullMQ; FLOOR comes with W2), in the postgres project only: it
  *   runs every system whatever the project, so once is enough, and it needs
  *   PostgreSQL. It also needs bench/compare's own node_modules and Redis: without
  *   them it is skipped with the reason printed — except under CI=true, where that
@@ -93,17 +94,23 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
   it(
     `npm run bench -- --tiny --driver ${driver} exits 0 and prints a row for every workload`,
     async () => {
-      const r = await run('npm', ['run', '--silent', 'bench', '--', '--tiny', '--driver', driver], 150_000);
+      // ~135–155 s on PostgreSQL at load 24 (2 cores, CPU hogs and another suite beside it), the floor ~1–2 s of it.
+      const r = await run('npm', ['run', '--silent', 'bench', '--', '--tiny', '--driver', driver], 175_000);
       expect(r.code, explain(r)).toBe(0);
       expect(r.stdout, explain(r)).toContain(`## Baton bench (${driver}`);
       const rows = tableRows(r.stdout);
-      expect(rows[0], explain(r)).toMatch(/^\| workload +\| figure +\| measured +\| target +\| met\? +\|$/);
-      for (const workload of ['1. enqueue', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running', '9. flow control', '10. start-up']) {
+      expect(rows[0], explain(r)).toMatch(/^\| workload +\| figure +\| measured +\| share of floor +\| target +\| met\? +\|$/);
+      for (const workload of ['1. enqueue', '2. floor', '2. drain', '3. start latency', '4. cancel latency', '5. SIGTERM hand-off', '6. peak RSS', '8. many running', '9. flow control', '10. start-up']) {
         expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no "${workload}" row\n${explain(r)}`).toBe(true);
       }
+      const floors = rows.filter((row) => row.startsWith('| 2. floor '));
+      expect(floors.length, explain(r)).toBe(driver === 'postgres' ? 3 : 2);
+      for (const row of floors) expect(row, explain(r)).toMatch(/ jobs\/s \([\d.,]+ µs\/job\)/);
+      const reference = driver === 'postgres' ? /\d% of 1×(10|50)/ : /\d% of lean/;
+      for (const row of rows.filter((line) => line.startsWith('| 2. drain '))) expect(row, `no share of floor\n${explain(r)}`).toMatch(reference);
       expect(r.stdout, explain(r)).not.toContain('FAILED');
     },
-    180_000,
+    200_000,
   );
 
   it(
@@ -153,10 +160,12 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
         expect(r.stdout, explain(r)).toContain('## Baton vs graphile-worker, pg-boss, BullMQ');
         const rows = tableRows(r.stdout);
         const header = rows[0] ?? '';
-        for (const system of ['baton sqlite', 'baton postgres', 'graphile-worker', 'pg-boss', 'bullmq']) {
+        for (const system of ['baton sqlite', 'baton postgres', 'graphile-worker', 'pg-boss', 'bullmq', 'baton sqlite share of floor', 'baton postgres share of floor']) {
           expect(header, `no "${system}" column\n${explain(r)}`).toContain(`| ${system} `);
         }
-        for (const workload of ['W1', 'W2', 'W3', 'W4', 'RSS', 'START']) {
+        expect(rows.filter((row) => row.startsWith('| FLOOR ')).length, explain(r)).toBe(5);
+        expect(rows.find((row) => row.startsWith('| W2 ')), explain(r)).toMatch(/\d% of lean.*\d% of 1×10/);
+        for (const workload of ['W1', 'FLOOR', 'W2', 'W3', 'W4', 'RSS', 'START']) {
           expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no ${workload} row\n${explain(r)}`).toBe(true);
         }
         expect(r.stdout, explain(r)).not.toContain('FAILED');

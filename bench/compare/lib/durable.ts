@@ -337,6 +337,10 @@ export interface Row {
   scale?: number;
   /** The step whose runs fill this row, when not `workload` (RSS and START come with W2). */
   step?: string;
+  /** A jobs/s row that also prints µs per job (1,000,000 ÷ the median): the storage floors. */
+  perJob?: boolean;
+  /** A drain row's worker concurrency: the row prints each Baton driver's share of its floor. */
+  concurrency?: number;
 }
 
 export function durableRows(s: DurableSizes): Row[] {

@@ -41,6 +41,8 @@ export interface System {
   /** Column label. */
   name: string;
   baton: boolean;
+  /** Baton's systems: the bench driver it runs on (`sqlite`, `postgres`), whose storage floor (bench/floor) it is measured against. */
+  driver?: string;
   version: string;
   /** Rejects with a clear message when its server does not answer. */
   check(): Promise<void>;
@@ -179,6 +181,7 @@ function batonSystem(driver: BenchDriver, version: string): System {
   return {
     name: `baton ${driver.name}`,
     baton: true,
+    driver: driver.name,
     version,
     check: async () => {
       checkBuilt();

@@ -6,6 +6,7 @@
  */
 import { type Child, type Report } from '../../lib/child.js';
 import { pause, seededRandom, wallNow } from '../../lib/clock.js';
+import { floorText, measureFloors } from '../../floor/variants.js';
 import { processMemory } from '../../lib/rss.js';
 import { perSecond, summarize } from '../../lib/stats.js';
 import { LONG_JOB } from './peer-options.js';
@@ -120,6 +121,21 @@ export async function w2(system: System, ctx: Ctx): Promise<RunResult> {
     ctx.log(`${system.name} drain c${c}: started in ${Math.round(cells[`start-c${c}`]!.value!)} ms, ${Math.round(perSecond(ctx.sizes.drain, ms))} jobs/s, peak RSS ${Math.round(cells[`rss-c${c}`]!.value!)} MB`);
   }
   return { cells, detail };
+}
+
+/**
+ * FLOOR: the storage floor of a Baton system's driver (bench/floor): the lean
+ * claim/complete cycle with no job system, in the runner process, each variant on
+ * `drain` jobs (as many as a W2 drain). Cells `floor-<variant key>`, jobs/s. A peer has
+ * no floor of its own here: no cells, not repeated.
+ */
+export async function floor(system: System, ctx: Ctx): Promise<RunResult> {
+  if (!system.driver) return { cells: {}, final: true };
+  const measured = await measureFloors(system.driver, ctx.sizes.drain, (line) => ctx.log(`${system.name} ${line}`));
+  return {
+    cells: Object.fromEntries(measured.map(({ variant, run }) => [`floor-${variant.key}`, { value: run.jobsPerSecond }])),
+    detail: Object.fromEntries(measured.map(({ variant, run }) => [variant.key, { ...run, text: floorText(run.jobsPerSecond) }])),
+  };
 }
 
 async function pair(system: System, ns: Namespace, tasks: string[], variant?: Variant): Promise<[Child, Child]> {
