@@ -1,3 +1,7 @@
+import type { Logger } from 'pino';
+import type { TypedEmitter } from '../observe/events.js';
+import type { WorkerEvents } from './events.js';
+
 /**
  * A background loop: runs `body` every `intervalMs`, never two at once, and turns
  * every error into a call of `onError` (so no loop can raise an unhandled
@@ -71,4 +75,27 @@ export class Loop {
     })();
     return this.#running;
   }
+}
+
+/**
+ * The `onError` of a worker's loops: logs a failure (the first of a run of failures and
+ * every 50th after it: through an outage every loop fails on each tick) and emits
+ * `worker:error` for each; logs the recovery; once the worker has stopped, a pass the stop
+ * abandoned (it waited on a store that could not answer) fails as the store closes:
+ * expected, so only a debug line.
+ */
+export function loopErrorReporter(to: { logger: Logger; events: TypedEmitter<WorkerEvents>; workerId: string; stopped: () => boolean }): (loop: string, error: unknown, failures: number) => void {
+  const { logger, events, workerId } = to;
+  return (loop, error, failures) => {
+    if (to.stopped()) {
+      logger.debug({ err: error, loop }, 'background loop pass abandoned by the stop ended');
+      return;
+    }
+    if (error === undefined) {
+      logger.info({ loop, failures }, 'background loop recovered');
+      return;
+    }
+    if (failures === 1 || failures % 50 === 0) logger.error({ err: error, loop, failures }, 'background loop failed; it will try again');
+    events.emit('worker:error', { workerId, loop, error });
+  };
 }

@@ -20,7 +20,7 @@ import { fetchJobs, startWaiting } from './fetcher.js';
 import { RateWake } from './rate-wake.js';
 import { WakeTimer } from './wake-timer.js';
 import { heartbeat } from './heartbeat.js';
-import { Loop } from './loop.js';
+import { Loop, loopErrorReporter } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { settlesBy } from './persist.js';
@@ -143,22 +143,7 @@ export class Worker {
         stopDeadline: () => this.#state.stopDeadline,
       },
     };
-    const onError = (loop: string, error: unknown, failures: number) => {
-      // A pass the stop abandoned (it waited on a store that could not answer) fails
-      // once the store is closed: expected, not an error worth an operator's attention.
-      if (this.#stopped) {
-        logger.debug({ err: error, loop }, 'background loop pass abandoned by the stop ended');
-        return;
-      }
-      if (error === undefined) {
-        logger.info({ loop, failures }, 'background loop recovered');
-        return;
-      }
-      // Through an outage every loop fails on each tick: log the first failure and
-      // then every 50th, and emit the event each time (for metrics and tests).
-      if (failures === 1 || failures % 50 === 0) logger.error({ err: error, loop, failures }, 'background loop failed; it will try again');
-      this.#events.emit('worker:error', { workerId: this.id, loop, error });
-    };
+    const onError = loopErrorReporter({ logger, events: this.#events, workerId: this.id, stopped: () => this.#stopped });
     this.#wakeTimer = new WakeTimer(clock, this.#wake);
     this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, timer: this.#wakeTimer });
     // A job this worker suspended (ctx.sleep, a receive's timeout) is claimed when due, not at the next poll.
