@@ -243,6 +243,7 @@ describe.skipIf(!enabled)('dashboard in a browser', () => {
     await open(page, url, `#/jobs/${job.id}`);
     await page.waitForSelector('#job-wait[data-kind="children"]');
     expect(await page.locator('#job-wait').textContent()).toBe(`2 child jobs: #${kids.ids[0]}, #${kids.ids[1]}`);
+    expect(await page.locator('body').textContent()).toContain('when what it waits for comes'); // its run-at has no deadline: not "9999-12-31"
     expect(await page.locator('#job-steps tr[data-step="baton:child:part#2"] a[data-job]').getAttribute('href')).toBe(`#/jobs/${kids.ids[1]}`);
     await screenshot(page, 'job-children-waiting');
     await page.click(`#job-wait a[data-job="${kids.ids[0]}"]`);

@@ -815,7 +815,8 @@ const jobView = {
       ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
       ['Timeout', job.timeoutMs === null ? 'none' : duration(job.timeoutMs)],
       ['Key', job.key ?? '—'],
-      ['Run at', time(job.runAt)],
+      // A waiting job with no deadline is due when what it waits for comes, not in the year 9999.
+      ['Run at', job.wait && job.runAt >= NEVER_ISO ? h('span', { class: 'muted' }, 'when what it waits for comes') : time(job.runAt)],
       ...(job.wait ? [['Waits for', waitsFor(job.wait)]] : []),
       ...(job.parentId ? [['Parent', h('span', { id: 'job-parent' }, ...jobLinks([job.parentId]))]] : []),
       ['Lease holder', job.leaseOwner ? h('span', { class: 'mono', id: 'job-lease' }, job.leaseOwner) : '—'],
