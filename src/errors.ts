@@ -251,8 +251,9 @@ brand(ShutdownError, 'ShutdownError');
 /** The attempt ran past its timeout (ms). */
 export class TimeoutError extends AbortReason {
   readonly timeoutMs: number;
-  constructor(timeoutMs: number) {
-    super('timeout', `job timed out after ${timeoutMs} ms`);
+  /** @param message - @defaultValue `job timed out after <timeoutMs> ms` (a step's timeout names its step) */
+  constructor(timeoutMs: number, message = `job timed out after ${timeoutMs} ms`) {
+    super('timeout', message);
     this.timeoutMs = timeoutMs;
   }
 }

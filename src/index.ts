@@ -23,7 +23,7 @@ export type { EnqueueItem } from './client/enqueue.js';
 export type { CancelResult, CancelOptions } from './client/cancel.js';
 export type { SendTarget, SendOptions, SendResult } from './client/send.js';
 export type { JobStep } from './client/steps.js';
-export { WaitError, JobFailedError, JobCancelledError, WaitTimeoutError, WAIT_POLL_MS, WAITER_TTL_MS, WAITER_LINGER_MS, type WaitOptions } from './client/wait-result.js';
+export { WaitError, JobFailedError, JobCancelledError, WaitTimeoutError, WaitClosedError, WAIT_POLL_MS, WAITER_TTL_MS, WAITER_LINGER_MS, type WaitOptions } from './client/wait-result.js';
 export type { RetryOptions } from './client/retry.js';
 export type { PromoteResult } from './client/promote.js';
 export type { TimelineEntry, TimelineBase } from './job/timeline.js';

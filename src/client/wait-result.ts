@@ -68,6 +68,23 @@ export class WaitTimeoutError extends WaitError {
 }
 brand(WaitTimeoutError, 'WaitTimeoutError');
 
+/** `baton.close()` was called while the wait was in progress; the job goes on. */
+export class WaitClosedError extends WaitError {
+  constructor(id: number, job: Job | null) {
+    super('closed', `the wait for job ${id} ended: baton.close() was called (the job goes on)`, job);
+  }
+}
+brand(WaitClosedError, 'WaitClosedError');
+
+/** The waits in progress of each store, ended by {@link releaseWaits} (baton.close()). */
+const waitsInProgress = new WeakMap<Store, Set<AbortController>>();
+
+function activeWaits(store: Store): Set<AbortController> {
+  let set = waitsInProgress.get(store);
+  if (!set) waitsInProgress.set(store, (set = new Set()));
+  return set;
+}
+
 const optionsSchema = z.strictObject({
   signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
   timeout: z.number().int().min(1).max(2_147_483_647).optional(),
@@ -99,6 +116,8 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   // wait read its job again).
   const offs = deps.store.driver === 'sqlite' ? [deps.onLocalWrite(waker.mark)] : [];
   const stop = new AbortController();
+  const active = activeWaits(deps.store);
+  active.add(stop);
   const timer = timeout === undefined ? undefined : setTimeout(() => stop.abort('timeout'), timeout);
   const onAbort = () => stop.abort('signal');
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -110,7 +129,9 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
     for (;;) {
       waker.clear();
       const readAt = performance.now();
-      job = await deps.store.jobGet({ id: jobId });
+      job = await deps.store.jobGet({ id: jobId }).catch((error: unknown) => {
+        throw stop.signal.reason === 'closed' ? new WaitClosedError(jobId, job) : error;
+      });
       if (!job) throw new NotFoundError(`no job with id ${jobId}`);
       if (job.state === 'completed') return job.result as R;
       if (job.state === 'failed') throw new JobFailedError(job);
@@ -118,10 +139,12 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
       if (!stop.signal.aborted) await waker.wait(readAt, 0, WAIT_POLL_MS, stop.signal);
       if (stop.signal.aborted) {
         if (stop.signal.reason === 'timeout') throw new WaitTimeoutError(job, timeout!);
+        if (stop.signal.reason === 'closed') throw new WaitClosedError(jobId, job);
         throw signal!.reason;
       }
     }
   } finally {
+    active.delete(stop);
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
     stop.abort('done');
@@ -211,9 +234,10 @@ function release(store: Store, hub: Hub): Promise<unknown> {
 /**
  * Releases at once what the waits of this process on `store` share (its change watch and
  * its waiter registration), lingering or not: `baton.close()` calls it before closing the
- * store. A wait still under way reads again only at its backstop poll.
+ * store. A wait still under way rejects at once with a WaitClosedError.
  */
 export async function releaseWaits(store: Store): Promise<void> {
+  for (const stop of waitsInProgress.get(store) ?? []) stop.abort('closed');
   const hub = hubs.get(store);
   if (hub) await release(store, hub);
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { CancelledError, LeaseLostError, NonRetryableError, ShutdownError, SnoozeError, TimeoutError, ValidationError } from '../errors.js';
 import { validatePayload, type AnyTask } from '../job/task.js';
-import type { ClaimedJob } from '../job/types.js';
+import type { ClaimedJob, JobWait } from '../job/types.js';
+import type { StepLog } from '../workflow/steps.js';
 import type { TraceSpan } from '../observe/tracing.js';
 import { createContext } from './context.js';
 import type { ExecutorDeps } from './run-deps.js';
@@ -276,7 +277,7 @@ export class JobRun {
     try {
       if (first.kind === 'settled' && !signal.aborted) {
         await flush().catch(() => undefined);
-        if (waits.suspension) await this.#record.suspend(waits.suspension.wait);
+        if (waits.suspension) await this.#suspend(steps, waits.suspension.wait);
         else if (first.s.ok) await this.#record.complete(first.s.value, steps);
         else if (first.s.error instanceof SnoozeError) await this.#record.release(first.s.error);
         else await this.#record.fail(first.s.error);
@@ -297,7 +298,7 @@ export class JobRun {
       } else if (reason instanceof ShutdownError) {
         const settled = await this.#waitSettled(handler, deps.abortGrace);
         await flushed();
-        if (settled && waits.suspension) await this.#record.suspend(waits.suspension.wait);
+        if (settled && waits.suspension) await this.#suspend(steps, waits.suspension.wait);
         else if (settled?.ok) await this.#record.complete(settled.value, steps);
         else if (settled) await this.#record.release();
         // not settled: the shutdown releases it (step 4)
@@ -310,6 +311,12 @@ export class JobRun {
       clearTimeout(this.#timeout);
       dispose();
     }
+  }
+
+  /** Suspends on `wait` once no step runs beside it (a step started with the wait still saves its result: it never runs twice). */
+  async #suspend(steps: StepLog, wait: JobWait): Promise<void> {
+    await steps.idle();
+    await this.#record.suspend(wait);
   }
 
   /** A waiting run aborted before its start: no handler ran, so nothing is abandoned. */

@@ -26,6 +26,7 @@ export function runWorkflow(signal: AbortSignal, deps: ExecutorDeps, span: Trace
       deps.events.emit('job:step', { job, ...event });
     },
     span: (step) => deps.tracing.step(job, step),
+    active: () => !settled(),
   });
   const waits = new Waits({
     steps,

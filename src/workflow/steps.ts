@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { sleep, type Clock } from '../clock.js';
-import { LeaseLostError, NonRetryableError, TimeoutError, ValidationError, describeError, STORED_TEXT_LIMITS, truncateText } from '../errors.js';
+import { ConflictError, LeaseLostError, NonRetryableError, TimeoutError, ValidationError, describeError, STORED_TEXT_LIMITS, truncateText } from '../errors.js';
 import { backoffDelay, backoffSchema, type Backoff } from '../job/backoff.js';
 import { serializeJson } from '../job/payload.js';
 import type { ClaimedJob } from '../job/types.js';
@@ -63,6 +63,8 @@ export interface StepHost {
   report(event: StepEvent): void;
   /** The span of a step that runs (`step <name>`, under the run's span); ended by the step. */
   span(step: string): TraceSpan;
+  /** False once the handler returned or threw: a step called then is refused before its function runs. */
+  active(): boolean;
 }
 
 /** One step's outcome in a run: what `job:step` carries. */
@@ -93,6 +95,8 @@ export class StepLog {
   readonly #counts = new Map<string, number>();
   /** The identities this run reached, in call order. */
   readonly #reached = new Set<string>();
+  /** The steps of this run whose function is running (not yet saved): see {@link StepLog.idle}. */
+  readonly #running = new Set<Promise<unknown>>();
   #lastSeq = 0;
 
   constructor(host: StepHost) {
@@ -142,8 +146,11 @@ export class StepLog {
     const checkedName = parseInput(nameSchema, name, 'invalid step name');
     const o = options === undefined ? {} : parseInput(optionsSchema, options, 'invalid step options', { subject: 'options' });
     if (typeof fn !== 'function') throw new ValidationError('step function must be a function', [{ path: ['fn'], message: 'must be a function' }]);
-    const id = this.identity(checkedName);
     const host = this.#host;
+    if (!host.active()) {
+      throw new ConflictError(`step "${checkedName}" called after the handler returned or threw: its run has ended, and a step runs only inside the handler (await every step before returning)`);
+    }
+    const id = this.identity(checkedName);
     host.signal.throwIfAborted();
     const stored = await this.stored(id);
     if (stored?.state === 'completed') {
@@ -151,14 +158,27 @@ export class StepLog {
       return JSON.parse(stored.result ?? 'null') as T;
     }
     const span = host.span(id);
+    const running = this.#runNew(id, this.seqOf(stored), fn, o, span);
+    this.#running.add(running);
     try {
-      return await this.#runNew(id, this.seqOf(stored), fn, o, span);
+      return await running;
     } catch (error) {
       span.fail(error);
       throw error;
     } finally {
+      this.#running.delete(running);
       span.end();
     }
+  }
+
+  /**
+   * Resolves once no step of this run is running (each has saved its outcome, or failed
+   * to): a wait that suspends the run while a step runs beside it (`Promise.all` of a sleep
+   * and a step) suspends only after that step, so its result is stored and it never runs
+   * again on the next run.
+   */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
   /** Runs a step not stored as completed: its tries, then its fenced save. */
@@ -169,7 +189,7 @@ export class StepLog {
     for (let tries = 1; ; tries++) {
       let value: unknown;
       try {
-        value = await span.within(() => this.#try(fn, o.timeout));
+        value = await span.within(() => this.#try(id, fn, o.timeout));
       } catch (error) {
         host.signal.throwIfAborted(); // the run is ending: its reason, not the step's error, tells why
         if (tries < maxTries) {
@@ -205,12 +225,12 @@ export class StepLog {
     return [...this.#stored.values()].filter((s) => s.state === 'completed' && !this.#reached.has(s.name)).map((s) => s.name);
   }
 
-  /** One try of `fn`, its signal aborted by the run's or by `timeoutMs`. */
-  async #try<T>(fn: StepFn<T>, timeoutMs: number | undefined): Promise<T> {
+  /** One try of step `id`'s `fn`, its signal aborted by the run's or by `timeoutMs` (a TimeoutError naming the step). */
+  async #try<T>(id: string, fn: StepFn<T>, timeoutMs: number | undefined): Promise<T> {
     const run = this.#host.signal;
     if (timeoutMs === undefined) return fn(run);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs);
+    const timer = setTimeout(() => controller.abort(new TimeoutError(timeoutMs, `step "${id}" timed out after ${timeoutMs} ms`)), timeoutMs);
     const signal = AbortSignal.any([run, controller.signal]);
     try {
       return await Promise.race([

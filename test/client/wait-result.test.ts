@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defineTask, JobCancelledError, JobFailedError, NotFoundError, ValidationError, WaitTimeoutError } from 'baton-jobs';
+import { defineTask, JobCancelledError, JobFailedError, NotFoundError, ValidationError, WaitClosedError, WaitTimeoutError } from 'baton-jobs';
 import { openBaton, tempDatabase } from '../helpers/db.js';
 import { rawQuery } from '../helpers/raw.js';
 import { until, waitForEvent } from '../helpers/events.js';
@@ -88,6 +88,16 @@ describe('baton.waitForResult', () => {
 
     const enqueued = await inOtherProcess({ database: db.url, op: 'enqueue', task: 'gated', payload: { value: 5 } });
     expect(await baton.waitForResult((enqueued.value as { id: number }).id)).toEqual({ value: 5 });
+  });
+
+  it('close() ends a wait in progress with a WaitClosedError naming the job; the job is untouched', async () => {
+    const baton = await openBaton();
+    const parked = await baton.enqueue('parked-task', null, { queue: 'nobody-serves' });
+    const waiting = baton.waitForResult(parked.id);
+    waiting.catch(() => undefined);
+    await baton.close();
+    await expect(waiting).rejects.toBeInstanceOf(WaitClosedError);
+    await expect(waiting).rejects.toThrow(`the wait for job ${parked.id} ended: baton.close() was called`);
   });
 
   it('1,000 waits at once share one change watch and leak no listeners: later waits reuse the lingering watch, and close releases it, leaving no timer and no waiter registration', async () => {

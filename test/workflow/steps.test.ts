@@ -138,9 +138,63 @@ describe('ctx.step', () => {
     await worker.start();
     const failed = waitForEvent(worker, 'job:failed');
     const job = await baton.enqueue(slow, null);
-    expect((await failed).message).toMatch(/timed out|timeout/i);
+    expect((await failed).message).toBe('step "hang" timed out after 20 ms'); // the step's timeout, not the job's
     expect(sawAbort).toBe(true);
     expect((await baton.store.jobStepList({ id: job.id }))[0]).toMatchObject({ name: 'hang', state: 'failed' });
+  });
+
+  it('a step running beside a wait that suspends is saved before the run suspends: its function runs once', async () => {
+    const baton = await openBaton();
+    const r = runs();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const both = defineTask('both', {
+      handler: async (_: null, ctx) => {
+        const [, value] = await Promise.all([
+          ctx.sleep(500), // over LIVE_WAIT_MS: it suspends the run while the step still runs
+          ctx.step('side effect', async () => {
+            r.bump('side effect');
+            await gate;
+            // Yield while the handler's Promise.all has already rejected with the suspension:
+            // without the fix, the run suspends here and this step's save is refused.
+            for (let i = 0; i < 200 && !(await baton.getJob(ctx.job.id)).wait; i++) await new Promise((resolve) => setImmediate(resolve));
+            return 7;
+          }),
+        ]);
+        return value;
+      },
+    });
+    const worker = baton.worker({ tasks: [both], concurrency: 1 });
+    await worker.start();
+    const waiting = waitForEvent(worker, 'job:waiting');
+    const done = waitForEvent(worker, 'job:completed');
+    const slept = waitForEvent(worker, 'job:step', (e) => e.step.startsWith('baton:sleep'));
+    await baton.enqueue(both, null);
+    await slept;
+    release(); // the step's function ends only once the sleep has stored its end and is suspending the run
+    await waiting;
+    expect((await done).result).toBe(7);
+    expect(r.of('side effect')).toBe(1);
+  });
+
+  it('refuses a step called after the handler returned, before its function runs', async () => {
+    const baton = await openBaton();
+    let ran = false;
+    let late!: Promise<unknown>;
+    const leaky = defineTask('leaky', {
+      handler: async (_: null, ctx) => {
+        late = Promise.resolve().then(() => new Promise((resolve) => setImmediate(resolve))).then(() => ctx.step('after', () => (ran = true)));
+        late.catch(() => undefined);
+        return null;
+      },
+    });
+    const worker = baton.worker({ tasks: [leaky], concurrency: 1 });
+    await worker.start();
+    const done = waitForEvent(worker, 'job:completed');
+    await baton.enqueue(leaky, null);
+    await done;
+    await expect(late).rejects.toThrow('step "after" called after the handler returned or threw');
+    expect(ran).toBe(false);
   });
 
   it('fails the job for good on a step result that is not JSON or over the limit, and keeps the steps before it', async () => {
