@@ -76,15 +76,6 @@ export class WaitClosedError extends WaitError {
 }
 brand(WaitClosedError, 'WaitClosedError');
 
-/** The waits in progress of each store, ended by {@link releaseWaits} (baton.close()). */
-const waitsInProgress = new WeakMap<Store, Set<AbortController>>();
-
-function activeWaits(store: Store): Set<AbortController> {
-  let set = waitsInProgress.get(store);
-  if (!set) waitsInProgress.set(store, (set = new Set()));
-  return set;
-}
-
 const optionsSchema = z.strictObject({
   signal: z.instanceof(AbortSignal, { message: 'must be an AbortSignal' }).optional(),
   timeout: z.number().int().min(1).max(2_147_483_647).optional(),
@@ -116,8 +107,8 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
   // wait read its job again).
   const offs = deps.store.driver === 'sqlite' ? [deps.onLocalWrite(waker.mark)] : [];
   const stop = new AbortController();
-  const active = activeWaits(deps.store);
-  active.add(stop);
+  const { waits } = hubOf(deps.store);
+  waits.add(stop);
   const timer = timeout === undefined ? undefined : setTimeout(() => stop.abort('timeout'), timeout);
   const onAbort = () => stop.abort('signal');
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -144,7 +135,7 @@ export async function waitForResult<R = Json>(deps: ClientDeps, id: number, opti
       }
     }
   } finally {
-    active.delete(stop);
+    waits.delete(stop);
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
     stop.abort('done');
@@ -173,6 +164,8 @@ export const WAITER_LINGER_MS = 10_000;
 
 /** What the waits of this process on one store share: one change watch and one finished_listeners registration. */
 interface Hub {
+  /** Each wait in progress, by its stop: releaseWaits (baton.close()) ends them. */
+  waits: Set<AbortController>;
   listeners: Set<(change?: StoreChange) => void>;
   /** Stops the change watch; undefined when none is open. */
   off: (() => void) | undefined;
@@ -186,6 +179,12 @@ interface Hub {
 
 const hubs = new WeakMap<Store, Hub>();
 
+function hubOf(store: Store): Hub {
+  let hub = hubs.get(store);
+  if (!hub) hubs.set(store, (hub = { waits: new Set(), listeners: new Set(), off: undefined, renew: undefined, registered: Promise.resolve(), linger: undefined }));
+  return hub;
+}
+
 /**
  * Joins `store`'s hub: subscribes `listener` to the shared change watch (one WAL watch
  * and poll on SQLite, one LISTEN connection on PostgreSQL, for a thousand waits) and
@@ -195,9 +194,7 @@ const hubs = new WeakMap<Store, Hub>();
  */
 async function join(deps: ClientDeps, listener: (change?: StoreChange) => void): Promise<() => void> {
   const store = deps.store;
-  let hub = hubs.get(store);
-  if (!hub) hubs.set(store, (hub = { listeners: new Set(), off: undefined, renew: undefined, registered: Promise.resolve(), linger: undefined }));
-  const shared = hub;
+  const shared = hubOf(store);
   clearTimeout(shared.linger);
   shared.linger = undefined;
   const own = (change?: StoreChange) => listener(change); // one entry per wait, even for the same function
@@ -237,7 +234,7 @@ function release(store: Store, hub: Hub): Promise<unknown> {
  * store. A wait still under way rejects at once with a WaitClosedError.
  */
 export async function releaseWaits(store: Store): Promise<void> {
-  for (const stop of waitsInProgress.get(store) ?? []) stop.abort('closed');
   const hub = hubs.get(store);
+  for (const stop of hub?.waits ?? []) stop.abort('closed');
   if (hub) await release(store, hub);
 }

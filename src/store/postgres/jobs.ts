@@ -7,6 +7,7 @@ import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, ReleaseCause, StoreParams } from '../store.js';
 import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, FRESH_STEPS, moveJobs, RETRIED } from './move.js';
+import { handBackSql } from './hand-back.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { ms, withEvent } from './timeline.js';
@@ -243,32 +244,15 @@ export async function jobRelease(ctx: PgContext, { leases, now, runAt, cause = '
   return (await ctx.query<{ id: string }>('release', releaseSql(cause), values)).map((r) => Number(r.id));
 }
 
-/**
- * jobRelease's statement for `cause` (`$1` ids, `$2` tokens, `$3` now, `$4` runAt or null).
- * The rows are locked first and the cancel request
- * read from the locked (latest) version, so a request committed meanwhile sends its job
- * to exactly one branch.
- */
+/** jobRelease's statement for `cause` (`$1` ids, `$2` tokens, `$3` now, `$4` runAt or null: the row's own): see {@link handBackSql}. */
 function releaseSql(cause: ReleaseCause): string {
-  return `
-    WITH held AS (
-      SELECT j.id, j.cancel_requested_at IS NOT NULL AS cancel FROM :schema.jobs j
-      JOIN unnest($1::bigint[], $2::int[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
-      WHERE j.state = 'running' FOR UPDATE OF j
-    ), requeued AS (
-      UPDATE :schema.jobs j SET state = 'queued', run_at = coalesce($4::timestamptz, j.run_at), attempt = j.attempt - 1,
-        timeline = ${released(cause, 'j.')}, ${END_ATTEMPT}
-      FROM held WHERE j.id = held.id AND NOT held.cancel
-      RETURNING j.id
-    ), ${moveJobs({
-      name: 'cancelled',
-      from: 'jobs',
-      using: 'held',
-      where: 'j.id = held.id AND held.cancel',
-      set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: released(cause, 'j.'), ...ENDED_ATTEMPT },
-      returning: 'id',
-    })}
-    SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`;
+  return handBackSql({
+    input: 'unnest($1::bigint[], $2::int[]) AS l(id, token)',
+    carry: '',
+    runAt: 'coalesce($4::timestamptz, j.run_at)',
+    timeline: released(cause, 'j.'),
+    end: END_ATTEMPT,
+  });
 }
 
 export async function jobRetry(ctx: PgContext, { id, now, fresh = false }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {

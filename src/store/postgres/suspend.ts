@@ -1,7 +1,7 @@
 import type { StoreParams } from '../store.js';
 import { endAttempt } from '../constants.js';
 import { date, type PgContext } from './context.js';
-import { ENDED_ATTEMPT, moveJobs } from './move.js';
+import { handBackSql } from './hand-back.js';
 import { ms, withEvent } from './timeline.js';
 
 /**
@@ -28,28 +28,15 @@ const WAITING = withEvent(`'type', 'waiting', 'at', ${ms('$3::timestamptz')}, 'r
 
 /**
  * jobSuspend's statement (`$1` ids, `$2` tokens, `$3` now, `$4` each wait's end, `$5` each
- * StoredWait): the rows still held are locked and their cancel request read from the locked
- * (latest) version, so a request committed meanwhile sends its job to exactly one branch:
- * queued with its wait, or moved to `jobs_finished` cancelled.
+ * StoredWait): see {@link handBackSql}; a requeued job keeps its wait and is due per WAIT_DUE.
  */
-const SUSPEND = `
-  WITH held AS (
-    SELECT j.id, j.cancel_requested_at IS NOT NULL AS cancel, l.until, l.wait FROM :schema.jobs j
-    JOIN unnest($1::bigint[], $2::int[], $4::timestamptz[], $5::jsonb[]) AS l(id, token, until, wait) ON j.id = l.id AND j.lease_token = l.token
-    WHERE j.state = 'running' FOR UPDATE OF j
-  ), requeued AS (
-    UPDATE :schema.jobs j SET state = 'queued', run_at = ${WAIT_DUE}, attempt = j.attempt - 1, timeline = ${WAITING}, ${endAttempt('held.wait')}
-    FROM held WHERE j.id = held.id AND NOT held.cancel
-    RETURNING j.id
-  ), ${moveJobs({
-    name: 'cancelled',
-    from: 'jobs',
-    using: 'held',
-    where: 'j.id = held.id AND held.cancel',
-    set: { state: "'cancelled'", finished_at: '$3', run_at: '$3', attempt: 'j.attempt - 1', timeline: WAITING, ...ENDED_ATTEMPT },
-    returning: 'id',
-  })}
-  SELECT id FROM requeued UNION ALL SELECT id FROM cancelled`;
+const SUSPEND = handBackSql({
+  input: 'unnest($1::bigint[], $2::int[], $4::timestamptz[], $5::jsonb[]) AS l(id, token, until, wait)',
+  carry: ', l.until, l.wait',
+  runAt: WAIT_DUE,
+  timeline: WAITING,
+  end: endAttempt('held.wait'),
+});
 
 export async function jobSuspend(ctx: PgContext, { items, now }: StoreParams<'jobSuspend'>): Promise<number[]> {
   if (items.length === 0) return [];
