@@ -21,7 +21,9 @@
  * claim/complete cycle with no job system, in the same run; it runs whenever W2 does,
  * and a column per Baton driver prints each W2 drain's share of that floor (median
  * drain ÷ median floor; PostgreSQL: the one-connection floor at the drain's batch, and
- * the best variant).
+ * the best variant). W3 brings its own floor along (bench/floor/start.ts): enqueue commit
+ * + wake-up + claim commit with no job system, paced as W3, and the enqueue's commit
+ * alone (on PostgreSQL its WAL flush: the fsync floor), per Baton driver.
  *
  * `--durable` runs the durable-execution section instead (issue 32, item 7): S1–S7
  * on Baton (SQLite and PostgreSQL) beside DBOS Transact (lib/durable.ts), the same
@@ -37,7 +39,7 @@ import { formatNumber, markdownTable } from '../lib/table.js';
 import { DURABLE_FULL, DURABLE_STEPS, DURABLE_TINY, durableRows, durableSystems, type DurableCtx, type DurableSystem, type Row } from './lib/durable.js';
 import { allSystems, checkBuilt, checkRedis, dropLeftovers, leftovers, REDIS, type Namespace, type System } from './lib/systems.js';
 import { floorRows, floorShares } from './lib/floor-table.js';
-import { floor, FULL, TINY, w1, w2, w3, w4, w5, w6, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
+import { floor, FULL, TINY, w1, w2, w3, w4, w5, w6, w3Floor, w6short, w7, type Cell, type Ctx, type RunResult, type Sizes } from './lib/workloads.js';
 
 /** What the runner needs of a system, in either section. */
 type AnySystem = System | DurableSystem;
@@ -55,6 +57,7 @@ const QUEUE_STEPS = ([
   { workload: 'FLOOR', title: "storage floor of Baton's drivers (no job system)", run: floor },
   { workload: 'W2', title: 'drain + peak RSS + start-up', run: w2 },
   { workload: 'W3', title: 'enqueue-to-start latency', run: w3 },
+  { workload: 'W3', title: "start floor of Baton's drivers (no job system)", run: w3Floor },
   { workload: 'W4', title: 'cancel from another process', run: w4 },
   { workload: 'W5', title: 'SIGTERM hand-off', run: w5 },
   { workload: 'W6', title: 'SIGKILL, default settings', run: w6, parallel: true },
@@ -106,6 +109,8 @@ function rows(s: Sizes): Row[] {
     ...floorRows(s.drain),
     ...s.concurrencies.map((c): Row => ({ key: `w2-c${c}`, workload: 'W2', label: `drain ${n(s.drain)} jobs, 1 worker, concurrency ${c}`, unit: 'jobs/s', better: 'higher', concurrency: c })),
     ...(['p50', 'p95', 'p99', 'max'] as const).map((p): Row => ({ key: `w3-${p}`, workload: 'W3', label: `enqueue→start ${p}, ${n(s.latencyCount)} jobs at ${s.rate}/s from another process`, unit: 'ms', better: 'lower' })),
+    ...(['p50', 'p99', 'max'] as const).map((p): Row => ({ key: `w3-floor-${p}`, workload: 'W3', label: `start floor ${p}, no job system: enqueue commit + wake-up + claim commit`, unit: 'ms', better: 'lower' })),
+    ...(['p50', 'p99', 'max'] as const).map((p): Row => ({ key: `w3-fsync-${p}`, workload: 'W3', label: `the enqueue's commit alone ${p} (PostgreSQL: its WAL flush, the fsync floor)`, unit: 'ms', better: 'lower' })),
     ...(['p50', 'p95', 'p99'] as const).map((p): Row => ({ key: `w4-${p}`, workload: 'W4', label: `cancel → handler signal ${p}, ${s.cancelTrials} trials`, unit: 'ms', better: 'lower' })),
     { key: 'w5-ms', workload: 'W5', label: `SIGTERM (${long}) → runs again on the idle worker`, unit: 's', better: 'lower', scale: 1000 },
     { key: 'w5-resumed', workload: 'W5', label: 'resumed or restarted', unit: '', better: 'none' },

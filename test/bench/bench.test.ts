@@ -165,6 +165,9 @@ describe(`benchmarks on a tiny size (${driver})`, () => {
         }
         expect(rows.filter((row) => row.startsWith('| FLOOR ')).length, explain(r)).toBe(5);
         expect(rows.find((row) => row.startsWith('| W2 ')), explain(r)).toMatch(/\d% of lean.*\d% of 1×10/);
+        // W3's start floor and the enqueue's commit (the fsync floor): a figure per Baton driver, none for a peer.
+        for (const row of rows.filter((line) => /^\| W3 +\| (start floor|the enqueue's commit)/.test(line))) expect(row, explain(r)).toMatch(/^\| W3 +\|[^|]+\| ms ↓ +\| [\d.]+ +\| [\d.]+ +\| — /);
+        expect(rows.filter((line) => /^\| W3 +\| (start floor|the enqueue's commit)/.test(line)).length, explain(r)).toBe(6);
         for (const workload of ['W1', 'FLOOR', 'W2', 'W3', 'W4', 'RSS', 'START']) {
           expect(rows.some((row) => row.startsWith(`| ${workload} `)), `no ${workload} row\n${explain(r)}`).toBe(true);
         }

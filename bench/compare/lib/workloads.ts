@@ -6,6 +6,7 @@
  */
 import { type Child, type Report } from '../../lib/child.js';
 import { pause, seededRandom, wallNow } from '../../lib/clock.js';
+import { measureStartFloor } from '../../floor/start.js';
 import { floorText, measureFloors } from '../../floor/variants.js';
 import { processMemory } from '../../lib/rss.js';
 import { perSecond, summarize } from '../../lib/stats.js';
@@ -136,6 +137,24 @@ export async function floor(system: System, ctx: Ctx): Promise<RunResult> {
     cells: Object.fromEntries(measured.map(({ variant, run }) => [`floor-${variant.key}`, { value: run.jobsPerSecond }])),
     detail: Object.fromEntries(measured.map(({ variant, run }) => [variant.key, { ...run, text: floorText(run.jobsPerSecond) }])),
   };
+}
+
+/**
+ * W3's floor: the start-latency floor of a Baton system's driver (bench/floor/start.ts),
+ * paced as W3 is, in the runner process, no job system. Cells `w3-floor-<p>` (enqueue →
+ * claimed) and `w3-fsync-<p>` (the enqueue's commit alone), ms. No cells for a peer.
+ */
+export async function w3Floor(system: System, ctx: Ctx): Promise<RunResult> {
+  if (!system.driver) return { cells: {}, final: true };
+  const { latencyCount: count, latencyWarmup: warmup, rate } = ctx.sizes;
+  const floor = await measureStartFloor(system.driver, { count, warmup, rate });
+  ctx.log(`${system.name} start floor: p50 ${floor.start.p50.toFixed(2)} / p99 ${floor.start.p99.toFixed(2)} ms; enqueue commit p50 ${floor.enqueue.p50.toFixed(2)} ms`);
+  const cells: Record<string, Cell> = {};
+  for (const p of ['p50', 'p99', 'max'] as const) {
+    cells[`w3-floor-${p}`] = { value: floor.start[p] };
+    cells[`w3-fsync-${p}`] = { value: floor.enqueue[p] };
+  }
+  return { cells, detail: { ...floor } };
 }
 
 async function pair(system: System, ns: Namespace, tasks: string[], variant?: Variant): Promise<[Child, Child]> {
