@@ -13,10 +13,9 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { wallNow } from '../../bench/lib/clock.js';
 import type { LedgerEntry, LedgerEvent } from './ledger-events.js';
 
-/** The wall clock with sub-millisecond resolution, ms since the epoch. */
-export const preciseNow = (): number => performance.timeOrigin + performance.now();
 
 /**
  * One process's writer. Every {@link LedgerWriter.record} is one committed INSERT
@@ -42,10 +41,10 @@ export class LedgerWriter {
   }
 
   /**
-   * Appends `event`, stamped with `at` (default: now, {@link preciseNow}) and this process's pid.
+   * Appends `event`, stamped with `at` (default: now, `wallNow`: sub-ms, comparable between processes) and this process's pid.
    * @param at - when it happened, ms since the epoch, when not now (e.g. a fault recorded after it ended)
    */
-  record(event: LedgerEvent, at: number = preciseNow()): void {
+  record(event: LedgerEvent, at: number = wallNow()): void {
     this.#insert.run(at, process.pid, event.kind, JSON.stringify(event));
   }
 

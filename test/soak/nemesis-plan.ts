@@ -11,6 +11,7 @@
  * the checker sees has one cause. The first `quietStartMs` and the last `quietEndMs` are
  * left alone: the fleet warms up, and after the last fault every job has time to end.
  */
+import { seededRandom } from '../../bench/lib/clock.js';
 import type { FaultKind } from './ledger-events.js';
 
 /** One fault to inject. Times are ms from the soak's start. */
@@ -58,21 +59,6 @@ export const FAULT_KINDS: readonly FaultKind[] = ['sigkill', 'sigterm', 'sigstop
 
 /** The kinds that need a database server (none on SQLite). */
 const SERVER_FAULTS: readonly FaultKind[] = ['net-cut', 'db-restart'];
-
-/**
- * A random number generator of 32-bit state (mulberry32): small, fast and well mixed
- * enough for a test plan. Returns a function giving numbers in [0, 1).
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Plans the faults of one soak.
