@@ -33,6 +33,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Baton, Job } from 'baton-jobs';
 import { spawnTs, type ChildHandle } from '../helpers/child.js';
+import { allFullJobs } from '../helpers/client.js';
 import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
 import { Ledger, type LedgerRow } from '../helpers/ledger.js';
@@ -127,16 +128,6 @@ async function completedCount(baton: Baton): Promise<number | undefined> {
   }
 }
 
-async function allJobs(baton: Baton): Promise<Job[]> {
-  const jobs: Job[] = [];
-  for (let before: number | undefined; ; ) {
-    const page = await baton.listJobs({ limit: 1000, ...(before === undefined ? {} : { before }) });
-    jobs.push(...(await Promise.all(page.map((j) => baton.getJob(j.id)))));
-    if (page.length < 1000) return jobs;
-    before = page.at(-1)!.id;
-  }
-}
-
 describe('the fleet under faults (PostgreSQL)', () => {
   it.skipIf(skipReason !== '')(
     `5,000 jobs, three workers: SIGKILL one, SIGTERM one, restart PostgreSQL → all completed; extra runs only from the killed or released runs${skipReason ? ` (skipped: ${skipReason})` : ''}`,
@@ -201,7 +192,7 @@ describe('the fleet under faults (PostgreSQL)', () => {
 
         // ---- The database: all completed, nothing else. ----
         expect(await baton.queueCounts()).toEqual([{ queue: 'default', state: 'completed', count: JOBS }]);
-        const stored = await allJobs(baton);
+        const stored = await allFullJobs(baton);
         expect(stored).toHaveLength(JOBS);
 
         // ---- The ledger against the database. ----

@@ -23,3 +23,17 @@ export function spawnClient(command: { database: string; op: 'cancel' | 'enqueue
 export async function listFullJobs(baton: Pick<Baton, 'listJobs' | 'getJob'>, options?: ListOptions): Promise<Job[]> {
   return Promise.all((await baton.listJobs(options)).map((job) => baton.getJob(job.id)));
 }
+
+/**
+ * Every job of the database, each read whole: {@link listFullJobs} page after page (1,000
+ * at a time, newest first), for tests that check every job at the end (fleet, soak).
+ */
+export async function allFullJobs(baton: Pick<Baton, 'listJobs' | 'getJob'>): Promise<Job[]> {
+  const jobs: Job[] = [];
+  for (let before: number | undefined; ; ) {
+    const page = await listFullJobs(baton, { limit: 1000, ...(before === undefined ? {} : { before }) });
+    jobs.push(...page);
+    if (page.length < 1000) return jobs;
+    before = page.at(-1)!.id;
+  }
+}
