@@ -47,7 +47,7 @@ export function checkTerminal(input: SoakCheckInput, history: History, rows: Map
       if (!last) fail(id, 'completed, but no run of it is in the ledger');
       else if (!ref || ref.token !== last.token) fail(id, `completed with the result of run ${ref?.token ?? 'none'}, but its last run is ${last.token}`);
     } else if (row.state === 'cancelled') {
-      if (!ancestorCancelled(row) && !input.strategyCancelReason?.test(row.cancelReason ?? '')) fail(id, `cancelled (reason ${JSON.stringify(row.cancelReason)}) with no cancel of it or its parents in the ledger`);
+      if (!ancestorCancelled(row) && !input.explainedCancelReason?.test(row.cancelReason ?? '')) fail(id, `cancelled (reason ${JSON.stringify(row.cancelReason)}) with no cancel of it or its parents in the ledger`);
     } else {
       const lastError = row.errors.at(-1);
       const childEnded = (childrenOf.get(id) ?? []).some((c) => c.state === 'failed' || c.state === 'cancelled');

@@ -34,8 +34,8 @@ export interface SoakCheckInput {
   schedules?: readonly ScheduleWindow[];
   /** The rate limits to verify. @defaultValue [] */
   rateLimits?: readonly RateLimitRule[];
-  /** A `cancelReason` that explains a cancelled job without a cancel in the ledger (a concurrency-key strategy). @defaultValue none */
-  strategyCancelReason?: RegExp;
+  /** A `cancelReason` Baton sets itself that explains a cancelled job without a cancel in the ledger (a concurrency-key strategy's). @defaultValue none */
+  explainedCancelReason?: RegExp;
   /** An error message that fails a job at once (a non-retryable error the fleet throws on purpose). @defaultValue none */
   nonRetryableError?: RegExp;
 }
