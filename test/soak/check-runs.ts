@@ -85,13 +85,18 @@ export function checkReRuns(history: History, reRuns: SoakReport['reRuns'], out:
 
 const describeEnd = (run: Run) => (run.end ? `${run.end.outcome}${run.end.reason ? ` (${run.end.reason})` : ''}` : 'no end');
 
-/** Two runs of one job overlapped only when the older one's holder was frozen or cut off first (it lost its lease). */
-export function checkOverlaps(history: History, out: Violation[]): void {
+/**
+ * Two runs of one job overlapped only when the older one's holder was frozen or cut off
+ * first (it lost its lease), or was SIGTERMed at least `abandonAfterMs` before the newer run
+ * started (its handler outlived the drain and abort grace: abandoned and handed back by design).
+ */
+export function checkOverlaps(history: History, abandonAfterMs: number | undefined, out: Violation[]): void {
   for (const [jobId, runs] of history.runs) {
     for (const [i, older] of runs.entries()) {
       for (const newer of runs.slice(i + 1)) {
         if (newer.start >= older.endAt) continue;
-        if (!history.hit(older.pid, older.start, newer.start, LEASE_LOSS_FAULTS)) {
+        const term = abandonAfterMs === undefined ? undefined : history.hit(older.pid, older.start, newer.start - abandonAfterMs, ['sigterm']);
+        if (!term && !history.hit(older.pid, older.start, newer.start, LEASE_LOSS_FAULTS)) {
           out.push({ invariant: 'overlap', jobId, why: `run ${newer.token} (pid ${newer.pid}) started at ${newer.start} while run ${older.token} (pid ${older.pid}) ran until ${older.endAt}, and pid ${older.pid} was not frozen or cut off` });
         }
       }
@@ -127,7 +132,9 @@ export function checkStaleWrites(history: History, rows: Map<number, FinalJob>, 
 
 /**
  * Every cancel Baton accepted (outcome `cancelled` or `requested`) ended the job
- * `cancelled`, and no run of it was claimed after the cancel returned.
+ * `cancelled`, and no run of it was claimed after the cancel: none claimed later than the
+ * job's `startedAt` in the cancel's answer (its last claim before it), compared in the
+ * database's own times, so no clock is trusted.
  */
 export function checkCancels(history: History, rows: Map<number, FinalJob>, out: Violation[]): void {
   for (const cancel of history.of('cancel-requested')) {
@@ -135,7 +142,9 @@ export function checkCancels(history: History, rows: Map<number, FinalJob>, out:
     const row = rows.get(cancel.jobId);
     if (row && row.state !== 'cancelled') out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `cancel answered ${cancel.outcome} (was ${cancel.stateSeen}) but the job ended ${row.state}` });
     for (const run of history.runs.get(cancel.jobId) ?? []) {
-      if (run.claimedAt > cancel.at) out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `run ${run.token} was claimed at ${run.claimedAt}, after the cancel at ${cancel.at}` });
+      if (cancel.startedAt === null || run.claimedAt > cancel.startedAt) {
+        out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `run ${run.token} was claimed at ${run.claimedAt}, after the cancel at ${cancel.at} (the job's last claim then: ${cancel.startedAt ?? 'none'})` });
+      }
     }
   }
 }

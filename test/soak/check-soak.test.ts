@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkSoak, formatReport } from './check-soak.js';
-import type { InvariantName } from './check-types.js';
+import type { InvariantName, SoakCheckInput } from './check-types.js';
 import { cleanHistory } from './synthetic-history.js';
 import { withRef } from './write-ref.js';
 
 /** The violations of a history as `invariant job` strings, e.g. `rerun 1`. */
-function caught(h: ReturnType<typeof cleanHistory>): string[] {
-  return checkSoak(h.input()).violations.map((v) => `${v.invariant}${v.jobId === undefined ? '' : ` ${v.jobId}`}`);
+function caught(h: ReturnType<typeof cleanHistory>, options: Partial<SoakCheckInput> = {}): string[] {
+  return checkSoak({ ...h.input(), ...options }).violations.map((v) => `${v.invariant}${v.jobId === undefined ? '' : ` ${v.jobId}`}`);
 }
 
 const only = (invariant: InvariantName, jobId?: number) => [`${invariant}${jobId === undefined ? '' : ` ${jobId}`}`];
@@ -51,11 +51,13 @@ describe('the soak checker', () => {
     expect(caught(h)).toEqual(only('rerun', 1));
   });
 
-  it('two runs overlapping when the holder was SIGTERMed, not frozen or cut off', () => {
+  it('two runs overlapping when the holder was SIGTERMed, not frozen or cut off (unless past the abandon time)', () => {
     const h = cleanHistory().add(299, 2, { kind: 'job-enqueued', jobId: 30, task: 'long', queue: 'default' });
     h.start(30, 1, 200, 300).fault('sigterm', 200, 301).start(30, 2, 201, 305).write(30, 'result', 2, 1, 201, 305.5).end(30, 2, 201, 306, 'returned');
     h.add(310, 3, { kind: 'process-exit', targetPid: 200, code: 0, signal: null }).row(30, { resultRef: [2, 1] });
     expect(caught(h)).toEqual(only('overlap', 30));
+    expect(caught(h, { abandonAfterMs: 10 })).toEqual(only('overlap', 30)); // handed back sooner than drain + grace
+    expect(caught(h, { abandonAfterMs: 3 })).toEqual([]); // abandoned after drain + grace: by design
   });
 
   describe('no write of a stale run is accepted', () => {
@@ -106,7 +108,13 @@ describe('the soak checker', () => {
     });
     it('a run after a run aborted by its cancel', () => {
       const h = cleanHistory().start(7, 2, 105, 84, { claimedAt: 80.5 }).end(7, 2, 105, 85, 'aborted', 'cancelled');
-      expect(caught(h)).toEqual(only('cancel', 7));
+      expect(caught(h)).toEqual(['cancel 7', 'cancel 7']); // claimed after the cancel, and after a run its cancel aborted
+    });
+    it('not a run claimed before the cancel that recorded its start after it (the answer saw that claim)', () => {
+      const h = cleanHistory().add(298, 2, { kind: 'job-enqueued', jobId: 31, task: 'long', queue: 'default' });
+      h.add(300, 4, { kind: 'cancel-requested', jobId: 31, outcome: 'requested', stateSeen: 'running', startedAt: 299 });
+      h.start(31, 1, 105, 301, { claimedAt: 299 }).end(31, 1, 105, 302, 'aborted', 'cancelled').row(31, { task: 'long', state: 'cancelled' });
+      expect(caught(h)).toEqual([]);
     });
   });
 

@@ -26,7 +26,7 @@ export function checkSoak(input: SoakCheckInput): SoakReport {
 
   checkTerminal(input, history, rows, violations);
   checkReRuns(history, reRuns, violations);
-  checkOverlaps(history, violations);
+  checkOverlaps(history, input.abandonAfterMs, violations);
   checkStaleWrites(history, rows, violations);
   checkCancels(history, rows, violations);
   checkSteps(history, violations);

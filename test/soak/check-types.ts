@@ -36,6 +36,12 @@ export interface SoakCheckInput {
   rateLimits?: readonly RateLimitRule[];
   /** A `cancelReason` Baton sets itself that explains a cancelled job without a cancel in the ledger (a concurrency-key strategy's). @defaultValue none */
   explainedCancelReason?: RegExp;
+  /**
+   * The fleet workers' drain timeout plus abort grace, ms: a handler still running that long
+   * after its worker's SIGTERM is abandoned by design (its job handed back), so a run of the
+   * job beside it is no overlap. @defaultValue none: a SIGTERM never explains an overlap
+   */
+  abandonAfterMs?: number;
   /** An error message that fails a job at once (a non-retryable error the fleet throws on purpose). @defaultValue none */
   nonRetryableError?: RegExp;
 }

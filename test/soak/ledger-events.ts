@@ -7,7 +7,9 @@
  * Conventions for every event:
  * - `jobId` is Baton's job id; `token` is the run's lease (fencing) token, `ctx.job.leaseToken`:
  *   it changes on every claim, so `(jobId, token)` names one run.
- * - Times are ms since the epoch on the host's clock (every process runs on one host);
+ * - Times are ms since the epoch on the host's clock, `Date.now()` (every process runs on one
+ *   host and reads the same clock; not `performance.timeOrigin + now()`, which drifts apart
+ *   between processes started at different times when the clock is slewed);
  *   `claimedAt` is the database's claim time (`ctx.job.startedAt`).
  * - A write a handler attempts is recorded BEFORE the call (`write`, `step-end`), so that a
  *   write the store accepted was committed after the event's `at`.
@@ -76,8 +78,12 @@ export type LedgerEvent =
   | { kind: 'message-received'; jobId: number; token: number; topic: string; occurrence: number; messageId: string | null }
   /** `ctx.enqueueChild` at step `step` of parent `jobId` returned `childId`. */
   | { kind: 'child-enqueued'; jobId: number; token: number; step: string; childId: number }
-  /** The canceller's `cancel(jobId)` returned `outcome` (Baton's CancelOutcome); `stateSeen` is the state it reported. */
-  | { kind: 'cancel-requested'; jobId: number; outcome: 'cancelled' | 'requested' | 'unchanged'; stateSeen: string }
+  /**
+   * The canceller's `cancel(jobId)` returned `outcome` (Baton's CancelOutcome), with the job's
+   * `state` and `startedAt` (ms; null when never claimed) from its answer: the last claim
+   * before the cancel, so a later claim is told apart by the database's own time.
+   */
+  | { kind: 'cancel-requested'; jobId: number; outcome: 'cancelled' | 'requested' | 'unchanged'; stateSeen: string; startedAt: number | null }
   /** A schedule's job ran for tick `instant` (ms). */
   | { kind: 'tick-run'; schedule: string; instant: number; jobId: number }
   /** A service run started; `token` is its lease's fencing token. */

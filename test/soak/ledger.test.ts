@@ -19,7 +19,7 @@ describe('the soak ledger', () => {
     const nemesis = new LedgerWriter(dir, 'nemesis');
     producer.record({ kind: 'job-enqueued', jobId: 7, task: 'short', queue: 'default', key: null }, 1000);
     nemesis.record({ kind: 'fault', fault: 'sigstop', targetPid: 42, startedAt: 1500, endedAt: 4000 }, 4000);
-    producer.record({ kind: 'cancel-requested', jobId: 7, outcome: 'cancelled', stateSeen: 'queued' }, 2000);
+    producer.record({ kind: 'cancel-requested', jobId: 7, outcome: 'cancelled', stateSeen: 'queued', startedAt: null }, 2000);
     producer.close();
     nemesis.close();
 

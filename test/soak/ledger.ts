@@ -13,7 +13,6 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { wallNow } from '../../bench/lib/clock.js';
 import type { LedgerEntry, LedgerEvent } from './ledger-events.js';
 
 
@@ -41,10 +40,10 @@ export class LedgerWriter {
   }
 
   /**
-   * Appends `event`, stamped with `at` (default: now, `wallNow`: sub-ms, comparable between processes) and this process's pid.
+   * Appends `event`, stamped with `at` (default: now, `Date.now()`) and this process's pid.
    * @param at - when it happened, ms since the epoch, when not now (e.g. a fault recorded after it ended)
    */
-  record(event: LedgerEvent, at: number = wallNow()): void {
+  record(event: LedgerEvent, at: number = Date.now()): void {
     this.#insert.run(at, process.pid, event.kind, JSON.stringify(event));
   }
 

@@ -67,7 +67,7 @@ describe('recorded handlers on a real Baton', () => {
     await hanging;
     for (const job of [running, later]) {
       const answer = await baton.cancel(job.id);
-      client.record({ kind: 'cancel-requested', jobId: job.id, outcome: answer.outcome, stateSeen: answer.job.state });
+      client.record({ kind: 'cancel-requested', jobId: job.id, outcome: answer.outcome, stateSeen: answer.job.state, startedAt: answer.job.startedAt?.getTime() ?? null });
     }
 
     await until(async () => (await allFullJobs(baton)).every((j) => ['completed', 'failed', 'cancelled'].includes(j.state)), 'every job ended');

@@ -140,10 +140,10 @@ export function cleanHistory(): SyntheticHistory {
   h.write(5, 'result', 2, 1, 100, 75.8).end(5, 2, 100, 76, 'returned').row(5, { task: 'parent', resultRef: [2, 1] });
 
   h.add(78, 2, { kind: 'job-enqueued', jobId: 7, task: 'long', queue: 'default' });
-  h.start(7, 1, 100, 80).add(81, 4, { kind: 'cancel-requested', jobId: 7, outcome: 'requested', stateSeen: 'running' });
+  h.start(7, 1, 100, 80).add(81, 4, { kind: 'cancel-requested', jobId: 7, outcome: 'requested', stateSeen: 'running', startedAt: 79 });
   h.end(7, 1, 100, 82, 'aborted', 'cancelled').row(7, { task: 'long', state: 'cancelled', cancelReason: 'soak' });
   h.add(85, 2, { kind: 'job-enqueued', jobId: 8, task: 'short', queue: 'default' });
-  h.add(86, 4, { kind: 'cancel-requested', jobId: 8, outcome: 'cancelled', stateSeen: 'queued' }).row(8, { state: 'cancelled', attempt: 0, cancelReason: 'soak' });
+  h.add(86, 4, { kind: 'cancel-requested', jobId: 8, outcome: 'cancelled', stateSeen: 'queued', startedAt: null }).row(8, { state: 'cancelled', attempt: 0, cancelReason: 'soak' });
 
   h.add(88, 2, { kind: 'job-enqueued', jobId: 9, task: 'long', queue: 'default' });
   h.start(9, 1, 102, 90).fault('sigterm', 102, 91).end(9, 1, 102, 92, 'aborted', 'shutdown').add(93, 3, { kind: 'process-exit', targetPid: 102, code: 0, signal: null });
