@@ -46,9 +46,10 @@ describe('the soak checker', () => {
     });
   });
 
-  it('a job run again with no fault on its holder', () => {
+  it('a job run again with no fault on its holder, reported with the evidence', () => {
     const h = cleanHistory().start(1, 2, 105, 30).write(1, 'result', 2, 1, 105, 31).end(1, 2, 105, 32, 'returned').row(1, { resultRef: [2, 1] });
     expect(caught(h)).toEqual(only('rerun', 1));
+    expect(formatReport(checkSoak(h.input()))).toContain('violations: 1\n  [rerun] job 1: run 2 (pid 105) after run 1 (pid 100, returned), and no sigkill/sigterm/sigstop/net-cut hit pid 100 between');
   });
 
   it('two runs overlapping when the holder was SIGTERMed, not frozen or cut off (unless past the abandon time)', () => {

@@ -25,12 +25,15 @@ export class RecordedRun {
   readonly #receives = new Map<string, number>();
   #children = 0;
 
+  /** @param ctx - the run's context (its waits and other calls stay reachable as `run.ctx`) */
   constructor(readonly ctx: JobContext, private readonly ledger: LedgerWriter) {}
 
+  /** The job's id. */
   get jobId(): number {
     return this.ctx.job.id;
   }
 
+  /** This run's lease (fencing) token: with the job id, the run's name in the ledger. */
   get token(): number {
     return this.ctx.job.leaseToken;
   }
