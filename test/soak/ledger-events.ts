@@ -101,7 +101,7 @@ export type LedgerEvent =
 
 /** An event as read back: stamped with the time, the writing process and its order in that process's file. */
 export type LedgerEntry = LedgerEvent & {
-  /** When it was recorded, ms since the epoch (fractional: sub-ms resolution). */
+  /** When it was recorded (or when the writer said it happened), ms since the epoch. */
   at: number;
   /** The process that recorded it. */
   pid: number;
