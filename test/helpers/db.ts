@@ -37,11 +37,24 @@ export function tempDatabase(): { url: string; path: string; dir: string; driver
   return { url: url.toString(), path, dir, driver: 'postgres' };
 }
 
+/**
+ * Drops a test's schema. A process the test started may still be ending (a worker
+ * child past its stop, a pool connection closing) and hold locks the drop needs:
+ * PostgreSQL then may pick the drop as a deadlock's victim (40P01), and the drop is
+ * tried again, up to 5 times.
+ */
 async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        return;
+      } catch (error) {
+        if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+      }
+    }
   } finally {
     await client.end();
   }
