@@ -169,10 +169,11 @@ export interface ContextHost {
   client: Client;
   /** Records a follow-up for the completion (`ctx.enqueueOnComplete`); rejects when refused. */
   enqueueOnComplete(item: EnqueueItem): Promise<void>;
-  /** The run's step log, durable waits and children (`ctx.step`, `ctx.sleep`, `ctx.receive`, `ctx.enqueueChild`). */
-  steps: StepLog;
-  waits: Waits;
-  children: Children;
+  /**
+   * The run's step log, durable waits and children (`ctx.step`, `ctx.sleep`, `ctx.receive`,
+   * `ctx.enqueueChild`): made on first use (most handlers use none).
+   */
+  workflow(): { steps: StepLog; waits: Waits; children: Children };
 }
 
 /**
@@ -255,14 +256,15 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
       return host.enqueueOnComplete({ task, payload, ...(options === undefined ? {} : { options }) });
     },
     async step(name, fn, options) {
-      host.waits.checkNotSuspended();
-      return host.steps.run(name, fn, options);
+      const { waits, steps } = host.workflow();
+      waits.checkNotSuspended();
+      return steps.run(name, fn, options);
     },
-    sleep: (ms) => host.waits.sleep(ms),
-    sleepUntil: (date) => host.waits.sleepUntil(date),
-    receive: (topic, options) => host.waits.receive(topic, options),
-    enqueueChild: ((task: AnyTask | string, payload?: unknown, options?: ChildOptions) => host.children.enqueue(task, payload, options)) as JobContext['enqueueChild'],
-    waitForChildren: (options) => host.children.wait(options),
+    sleep: (ms) => host.workflow().waits.sleep(ms),
+    sleepUntil: (date) => host.workflow().waits.sleepUntil(date),
+    receive: (topic, options) => host.workflow().waits.receive(topic, options),
+    enqueueChild: ((task: AnyTask | string, payload?: unknown, options?: ChildOptions) => host.workflow().children.enqueue(task, payload, options)) as JobContext['enqueueChild'],
+    waitForChildren: (options) => host.workflow().children.wait(options),
   };
   return {
     ctx,

@@ -236,11 +236,10 @@ export class JobRun {
       return this.#endWaiting(signal.reason as Error);
     }
     deps.events.emit('job:started', { job });
-    const { steps, waits, children } = runWorkflow(signal, deps, this.#span, this.#record, () => this.#settled);
+    // The step log, waits and children of the run, made when the handler first uses one.
+    let workflow: ReturnType<typeof runWorkflow> | undefined;
     const { ctx, flush, dispose } = createContext({
-      steps,
-      waits,
-      children,
+      workflow: () => (workflow ??= runWorkflow(signal, deps, this.#span, this.#record, () => this.#settled)),
       job,
       signal,
       logger: () => this.#logger,
@@ -277,8 +276,8 @@ export class JobRun {
     try {
       if (first.kind === 'settled' && !signal.aborted) {
         await flush().catch(() => undefined);
-        if (waits.suspension) await this.#suspend(steps, waits.suspension.wait);
-        else if (first.s.ok) await this.#record.complete(first.s.value, steps);
+        if (workflow?.waits.suspension) await this.#suspend(workflow.steps, workflow.waits.suspension.wait);
+        else if (first.s.ok) await this.#record.complete(first.s.value, workflow?.steps);
         else if (first.s.error instanceof SnoozeError) await this.#record.release(first.s.error);
         else await this.#record.fail(first.s.error);
         return;
@@ -298,8 +297,8 @@ export class JobRun {
       } else if (reason instanceof ShutdownError) {
         const settled = await this.#waitSettled(handler, deps.abortGrace);
         await flushed();
-        if (settled && waits.suspension) await this.#suspend(steps, waits.suspension.wait);
-        else if (settled?.ok) await this.#record.complete(settled.value, steps);
+        if (settled && workflow?.waits.suspension) await this.#suspend(workflow.steps, workflow.waits.suspension.wait);
+        else if (settled?.ok) await this.#record.complete(settled.value, workflow?.steps);
         else if (settled) await this.#record.release();
         // not settled: the shutdown releases it (step 4)
       } else {
