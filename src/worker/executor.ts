@@ -99,6 +99,7 @@ export class JobRun {
     this.#span = deps.tracing.run(job, deps.workerId);
     this.#record = new RunOutcome(job, task, deps, this.#span, {
       logger: () => this.#logger,
+      logs: (level) => (this.#jobLogger ?? this.#deps.logger).isLevelEnabled(level),
       leaseExpiresAt: () => this.leaseExpiresAt,
       startedAt: () => this.#startedAt,
       settled: () => this.#settled,
