@@ -155,7 +155,8 @@ export interface HandlerClient {
 /** What a context needs from the run that owns it. */
 export interface ContextHost {
   job: ClaimedJob;
-  signal: AbortSignal;
+  /** The handler's signal, made on first use (`ctx.signal`). */
+  signal: () => AbortSignal;
   /** Made on first use. */
   logger: () => Logger;
   payloadLimit: number;
@@ -204,7 +205,9 @@ export function createContext(host: ContextHost): { ctx: JobContext; flush(): Pr
 
   const ctx: JobContext = {
     job: host.job,
-    signal: host.signal,
+    get signal() {
+      return host.signal();
+    },
     get logger() {
       return host.logger();
     },

@@ -21,18 +21,18 @@ import type { StepLog } from '../workflow/steps.js';
 import { persist } from './persist.js';
 import type { ExecutorDeps } from './run-deps.js';
 
-/** What a {@link RunOutcome} reads from and does to its run (executor.ts's JobRun). */
+/** What a {@link RunOutcome} reads from and does to its run: executor.ts's JobRun itself (no object of closures per run). */
 export interface RunHost {
   /** The run's logger (made on first use). */
-  logger(): Logger;
+  readonly logger: Logger;
   /** Whether the run's logger writes lines at `level` (asked before a debug line, so that a run that writes none makes no logger). */
   logs(level: 'debug'): boolean;
   /** When the lease runs out unless renewed, ms since the epoch. */
-  leaseExpiresAt(): number;
+  readonly leaseExpiresAt: number;
   /** When the handler began, ms since the epoch (`job:completed`'s durationMs runs from it). */
-  startedAt(): number;
+  readonly startedAt: number;
   /** The handler returned or threw. */
-  settled(): boolean;
+  readonly settled: boolean;
   /** Frees the run's concurrency slot. */
   freeSlot(): void;
   /** Aborts the handler's signal (a refused write: the lease was lost). */
@@ -70,7 +70,7 @@ export class RunOutcome {
   }
 
   get #logger(): Logger {
-    return this.#host.logger();
+    return this.#host.logger;
   }
 
   /** A debug line, when debug lines are written: most runs make no logger of their own. */
@@ -117,7 +117,7 @@ export class RunOutcome {
   }
 
   /** Until when an outcome write may be retried: the lease's end, or the worker's stop deadline if sooner. */
-  readonly #writeDeadline = () => Math.min(this.#host.leaseExpiresAt(), this.#deps.stopDeadline());
+  readonly #writeDeadline = () => Math.min(this.#host.leaseExpiresAt, this.#deps.stopDeadline());
 
   /** Runs an outcome write, retrying through a database outage until the lease's end or the stop deadline. */
   persist<T>(op: string, write: () => Promise<T>): Promise<T> {
@@ -139,7 +139,7 @@ export class RunOutcome {
    * Refused once the handler settled: its completion may be on its way already.
    */
   enqueueOnComplete(item: EnqueueItem): Promise<void> {
-    if (this.#host.settled()) {
+    if (this.#host.settled) {
       return Promise.reject(new ConflictError(`job ${this.job.id}: enqueueOnComplete after the handler returned or threw; call it (and await it) before the handler returns, or enqueue at once with ctx.enqueue`));
     }
     const prepared = this.#deps.client.prepare(item);
@@ -178,7 +178,7 @@ export class RunOutcome {
     if (enqueued.length > 0) deps.client.enqueued(enqueued);
     this.#debug(undefined, 'job completed');
     this.outcome('completed');
-    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#host.startedAt(), enqueued: enqueued.map((e) => e.job) });
+    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#host.startedAt, enqueued: enqueued.map((e) => e.job) });
   }
 
   async fail(error: unknown): Promise<void> {
