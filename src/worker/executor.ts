@@ -111,10 +111,6 @@ export class JobRun implements RunHost {
     return (this.#jobLogger ??= this.#deps.logger.child({ component: 'job', jobId: this.job.id, attempt: this.job.attempt, task: this.job.task }));
   }
 
-  get #logger(): Logger {
-    return this.logger;
-  }
-
   /** Whether the run's logger writes lines at `level`, without making it. For RunOutcome ({@link RunHost}). */
   logs(level: 'debug'): boolean {
     return (this.#jobLogger ?? this.#deps.logger).isLevelEnabled(level);
@@ -197,7 +193,7 @@ export class JobRun implements RunHost {
     if (this.#abort.reason !== undefined || this.#settled) return;
     const event = abortEvent(reason);
     if (event) this.#span.event(...event);
-    if (this.#started) this.#logger.debug({ reason: reason.code }, 'aborting job');
+    if (this.#started) this.logger.debug({ reason: reason.code }, 'aborting job');
     this.#abort.abort(reason);
     if (this.#started) this.#deps.events.emit('job:aborted', { job: this.job, reason });
   }
@@ -206,7 +202,7 @@ export class JobRun implements RunHost {
   leaseLost(): void {
     if (!this.#record.holding) return;
     this.#record.holding = false;
-    this.#logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
+    this.logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
     this.#record.outcome('lease_lost', ['baton.lease_lost']);
     this.#deps.events.emit('lease:lost', { job: this.job });
     this.abort(new LeaseLostError());
@@ -257,32 +253,44 @@ export class JobRun implements RunHost {
     deps.events.emit('job:started', { job });
     // The step log, waits and children of the run, made when the handler first uses one.
     let workflow: ReturnType<typeof runWorkflow> | undefined;
+    // Methods, not arrow properties: no `__name` wrapper per run (see createContext).
+    const run = this;
     const { ctx, flush, dispose } = createContext({
-      workflow: () => (workflow ??= runWorkflow(this.#abort.signal, deps, this.#span, this.#record, () => this.#settled)),
+      workflow() {
+        return (workflow ??= runWorkflow(run.#abort.signal, deps, run.#span, run.#record, () => run.#settled));
+      },
       job,
-      signal: () => this.#abort.signal,
-      logger: () => this.#logger,
+      signal() {
+        return run.#abort.signal;
+      },
+      logger() {
+        return run.logger;
+      },
       payloadLimit: deps.payloadLimit,
       progressInterval: deps.progressInterval,
-      writeCheckpoint: async (text, value) => {
-        if (!this.#record.holding) return false;
+      async writeCheckpoint(text, value) {
+        if (!run.#record.holding) return false;
         // Retried through a database outage, as outcomes are: a blip must not fail the attempt.
-        const held = await this.#record.persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
+        const held = await run.#record.persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
         if (held) {
-          this.#span.event('baton.checkpoint');
+          run.#span.event('baton.checkpoint');
           deps.events.emit('job:checkpoint', { job, checkpoint: value });
         }
         return held;
       },
-      writeProgress: async (progress) => {
-        if (!this.#record.holding) return true;
+      async writeProgress(progress) {
+        if (!run.#record.holding) return true;
         const held = await deps.store.jobProgress({ id: job.id, token: job.leaseToken, progress });
         if (held) deps.events.emit('job:progress', { job, progress });
         return held;
       },
-      onLeaseLost: () => this.leaseLost(),
+      onLeaseLost() {
+        run.leaseLost();
+      },
       client: deps.client.api,
-      enqueueOnComplete: (item) => this.#record.enqueueOnComplete(item),
+      enqueueOnComplete(item) {
+        return run.#record.enqueueOnComplete(item);
+      },
     });
 
     if (job.timeoutMs !== null) {
@@ -353,7 +361,7 @@ export class JobRun implements RunHost {
   /** A store failure while recording the outcome: the lease will expire and the job will be rescued; nothing more to do here. */
   #strand(error: unknown): void {
     this.#stranded = true;
-    this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
+    this.logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
   }
 
   /** Runs the handler; never rejects, whatever the handler throws or rejects with. */
@@ -381,8 +389,8 @@ export class JobRun implements RunHost {
     const outcome = await Promise.race([handler, grace, handedBack]);
     clearTimeout(timer);
     if (outcome === null) {
-      this.#logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
-      void handler.then(() => this.#logger.info('abandoned handler settled; its outcome was dropped'));
+      this.logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
+      void handler.then(() => this.logger.info('abandoned handler settled; its outcome was dropped'));
     }
     return outcome;
   }

@@ -67,6 +67,8 @@ export class RunOutcome {
     this.#deps = deps;
     this.#span = span;
     this.#host = host;
+    // Assigned here, not as a field initializer: no `__name` wrapper per run (see context.ts's createContext).
+    this.#writeDeadline = () => Math.min(this.#host.leaseExpiresAt, this.#deps.stopDeadline());
   }
 
   get #logger(): Logger {
@@ -117,7 +119,7 @@ export class RunOutcome {
   }
 
   /** Until when an outcome write may be retried: the lease's end, or the worker's stop deadline if sooner. */
-  readonly #writeDeadline = () => Math.min(this.#host.leaseExpiresAt, this.#deps.stopDeadline());
+  readonly #writeDeadline: () => number;
 
   /** Runs an outcome write, retrying through a database outage until the lease's end or the stop deadline. */
   persist<T>(op: string, write: () => Promise<T>): Promise<T> {
