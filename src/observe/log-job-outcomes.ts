@@ -44,6 +44,8 @@ export function logJobOutcomes(
   const line = (job: ClaimedJob, outcome: JobOutcome, extra: Record<string, unknown> = {}, error?: string, detail?: string) => {
     const started = startedAt.get(job);
     startedAt.delete(job);
+    // Nothing built for a level not written (a silent or warn-level logger, a busy drain).
+    if (!logger.isLevelEnabled(error === undefined ? 'info' : 'warn')) return;
     const durationMs = started === undefined ? null : Math.round(now() - started);
     const fields = { outcome, task: job.task, jobId: job.id, attempt: job.attempt, durationMs, ...extra };
     const text = `${job.task} job ${job.id} attempt ${job.attempt}: ${outcome}${durationMs === null ? '' : ` (${durationMs} ms)`}${detail === undefined ? '' : `: ${detail}`}`;

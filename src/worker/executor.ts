@@ -6,7 +6,8 @@ import type { StepLog } from '../workflow/steps.js';
 import type { TraceSpan } from '../observe/tracing.js';
 import { createContext } from './context.js';
 import type { ExecutorDeps } from './run-deps.js';
-import { RunOutcome } from './run-outcome.js';
+import { abortEvent, RunAbort, type AbortReason } from './run-abort.js';
+import { RunOutcome, type RunHost } from './run-outcome.js';
 import { runWorkflow } from './run-workflow.js';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -54,23 +55,24 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * the run, or, for a job the shutdown takes back, once that release is written
  * ({@link JobRun.handedBack}).
  */
-export class JobRun {
+export class JobRun implements RunHost {
   readonly job: ClaimedJob;
   readonly task: AnyTask;
   /** Resolves when this run no longer needs its concurrency slot. */
   readonly slotFreed: Promise<void>;
   /** Resolves when the run is over, its outcome written (or given up). */
   readonly done: Promise<void>;
-  #freeSlot!: () => void;
+  #resolveSlot!: () => void;
   #slotFree = false;
   readonly #deps: ExecutorDeps;
-  readonly #controller = new AbortController();
+  /** The abort reason, the handler's signal (made on first use) and the run's one waiter. */
+  readonly #abort = new RunAbort();
   #jobLogger: Logger | undefined;
   #startedAt: number;
   /** False while the run waits for a slot (claimed ahead); see {@link start}. */
   #started: boolean;
-  #begin!: () => void;
-  readonly #begun = new Promise<void>((resolve) => (this.#begin = resolve));
+  /** Wakes a waiting run at {@link start}. */
+  #begin: (() => void) | undefined;
   /** The run's writes about its job, and whether it still holds the lease (`holding`). */
   readonly #record: RunOutcome;
   /** The handler's promise settled (an abandoned handler never does). */
@@ -79,9 +81,10 @@ export class JobRun {
   #stranded = false;
   /** `done` resolved: no write of this run is pending. */
   #over = false;
-  /** Resolves when the shutdown takes the job back (relinquish): an aborted handler is waited for no longer. */
-  #relinquished!: () => void;
-  readonly #handedBack = new Promise<null>((resolve) => (this.#relinquished = () => resolve(null)));
+  /** The shutdown took the job back (relinquish): an aborted handler is waited for no longer. */
+  #relinquished = false;
+  /** Ends a grace period's wait at {@link relinquish}. */
+  #onRelinquish: (() => void) | undefined;
   #timeout: NodeJS.Timeout | undefined;
   readonly #span: TraceSpan;
   /** The shutdown took the job back ({@link relinquish}): {@link handedBack} ends the span once the release is written. */
@@ -97,30 +100,32 @@ export class JobRun {
     this.#started = !waiting;
     this.#startedAt = deps.clock.now();
     this.#span = deps.tracing.run(job, deps.workerId);
-    this.#record = new RunOutcome(job, task, deps, this.#span, {
-      logger: () => this.#logger,
-      leaseExpiresAt: () => this.leaseExpiresAt,
-      startedAt: () => this.#startedAt,
-      settled: () => this.#settled,
-      freeSlot: () => this.#freeSlot(),
-      abort: (reason) => this.abort(reason),
-    });
+    this.#record = new RunOutcome(job, task, deps, this.#span, this);
     this.leaseExpiresAt = job.leaseExpiresAt?.getTime() ?? this.#startedAt;
-    this.slotFreed = new Promise((resolve) => (this.#freeSlot = () => {
-      this.#slotFree = true;
-      resolve();
-    }));
-    this.done = this.#run().finally(() => {
-      this.#over = true;
-      this.#freeSlot();
-      // Still held (a handler the shutdown abandoned) or taken back: the shutdown's release ends it.
-      if (!this.#record.holding && !this.#awaitingRelease) this.#span.end();
-    });
+    this.slotFreed = new Promise((resolve) => (this.#resolveSlot = resolve));
+    this.done = this.#run();
   }
 
-  /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). */
-  get #logger(): Logger {
+  /** The run's logger, bound to job id, attempt and task; made on first use (most runs never log). For RunOutcome ({@link RunHost}). */
+  get logger(): Logger {
     return (this.#jobLogger ??= this.#deps.logger.child({ component: 'job', jobId: this.job.id, attempt: this.job.attempt, task: this.job.task }));
+  }
+
+  /** Whether the run's logger writes lines at `level`, without making it. For RunOutcome ({@link RunHost}). */
+  logs(level: 'debug'): boolean {
+    return (this.#jobLogger ?? this.#deps.logger).isLevelEnabled(level);
+  }
+
+  /** When the handler began (ms since the epoch, by the worker's clock); the claim's time until then. */
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+
+  /** Frees the run's concurrency slot (`slotFreed` resolves); later calls do nothing. For RunOutcome ({@link RunHost}). */
+  freeSlot(): void {
+    if (this.#slotFree) return;
+    this.#slotFree = true;
+    this.#resolveSlot();
   }
 
   /** False while the run waits for a slot (claimed ahead, handler not started). */
@@ -137,7 +142,7 @@ export class JobRun {
    * @returns whether it started now (false: it had started, ended, been aborted, or its lease ran out)
    */
   start(): boolean {
-    if (this.#started || !this.#record.holding || this.#controller.signal.aborted) return false;
+    if (this.#started || !this.#record.holding || this.#abort.reason !== undefined) return false;
     const now = this.#deps.clock.now();
     if (this.leaseExpiresAt <= now) {
       this.leaseLost();
@@ -145,7 +150,7 @@ export class JobRun {
     }
     this.#started = true;
     this.#startedAt = now;
-    this.#begin();
+    this.#begin?.();
     return true;
   }
 
@@ -175,7 +180,7 @@ export class JobRun {
   }
 
   get aborted(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#abort.reason !== undefined;
   }
 
   /**
@@ -184,12 +189,12 @@ export class JobRun {
    * handler ran, and its outcome (`job:cancelled`, `job:released`, `lease:lost`) is
    * the one report of its end.
    */
-  abort(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): void {
-    if (this.#controller.signal.aborted || this.#settled) return;
+  abort(reason: AbortReason): void {
+    if (this.#abort.reason !== undefined || this.#settled) return;
     const event = abortEvent(reason);
     if (event) this.#span.event(...event);
-    if (this.#started) this.#logger.debug({ reason: reason.code }, 'aborting job');
-    this.#controller.abort(reason);
+    if (this.#started) this.logger.debug({ reason: reason.code }, 'aborting job');
+    this.#abort.abort(reason);
     if (this.#started) this.#deps.events.emit('job:aborted', { job: this.job, reason });
   }
 
@@ -197,7 +202,7 @@ export class JobRun {
   leaseLost(): void {
     if (!this.#record.holding) return;
     this.#record.holding = false;
-    this.#logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
+    this.logger.warn('lease lost: another worker took the job over; this run stops and its writes are dropped');
     this.#record.outcome('lease_lost', ['baton.lease_lost']);
     this.#deps.events.emit('lease:lost', { job: this.job });
     this.abort(new LeaseLostError());
@@ -211,7 +216,8 @@ export class JobRun {
     const held = this.#record.holding;
     this.#record.holding = false;
     this.#awaitingRelease ||= held;
-    this.#relinquished();
+    this.#relinquished = true;
+    this.#onRelinquish?.();
     return held;
   }
 
@@ -224,47 +230,67 @@ export class JobRun {
     this.#span.end();
   }
 
+  /** The run, then its end: `done` resolves after this. */
   async #run(): Promise<void> {
+    try {
+      await this.#execute();
+    } finally {
+      this.#over = true;
+      this.freeSlot();
+      // Still held (a handler the shutdown abandoned) or taken back: the shutdown's release ends it.
+      if (!this.#record.holding && !this.#awaitingRelease) this.#span.end();
+    }
+  }
+
+  async #execute(): Promise<void> {
     const { job } = this;
     const deps = this.#deps;
-    const signal = this.#controller.signal;
-    const abortedWith = new Promise<Error>((resolve) => {
-      if (signal.aborted) resolve(signal.reason as Error);
-      signal.addEventListener('abort', () => resolve(signal.reason as Error), { once: true });
-    });
-    if (!this.#started && (await Promise.race([this.#begun.then(() => false), abortedWith.then(() => true)]))) {
-      return this.#endWaiting(signal.reason as Error);
+    if (!this.#started) {
+      // Claimed ahead: until a slot frees (start) or the run is aborted, whichever comes first.
+      const reason = await this.#abort.until<undefined>((resolve) => (this.#begin = () => resolve(undefined)));
+      if (reason !== undefined) return this.#endWaiting(reason);
     }
     deps.events.emit('job:started', { job });
-    const { steps, waits, children } = runWorkflow(signal, deps, this.#span, this.#record, () => this.#settled);
+    // The step log, waits and children of the run, made when the handler first uses one.
+    let workflow: ReturnType<typeof runWorkflow> | undefined;
+    // Methods, not arrow properties: no `__name` wrapper per run (see createContext).
+    const run = this;
     const { ctx, flush, dispose } = createContext({
-      steps,
-      waits,
-      children,
+      workflow() {
+        return (workflow ??= runWorkflow(run.#abort.signal, deps, run.#span, run.#record, () => run.#settled));
+      },
       job,
-      signal,
-      logger: () => this.#logger,
+      signal() {
+        return run.#abort.signal;
+      },
+      logger() {
+        return run.logger;
+      },
       payloadLimit: deps.payloadLimit,
       progressInterval: deps.progressInterval,
-      writeCheckpoint: async (text, value) => {
-        if (!this.#record.holding) return false;
+      async writeCheckpoint(text, value) {
+        if (!run.#record.holding) return false;
         // Retried through a database outage, as outcomes are: a blip must not fail the attempt.
-        const held = await this.#record.persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
+        const held = await run.#record.persist('jobCheckpoint', () => deps.store.jobCheckpoint({ id: job.id, token: job.leaseToken, checkpoint: text }));
         if (held) {
-          this.#span.event('baton.checkpoint');
+          run.#span.event('baton.checkpoint');
           deps.events.emit('job:checkpoint', { job, checkpoint: value });
         }
         return held;
       },
-      writeProgress: async (progress) => {
-        if (!this.#record.holding) return true;
+      async writeProgress(progress) {
+        if (!run.#record.holding) return true;
         const held = await deps.store.jobProgress({ id: job.id, token: job.leaseToken, progress });
         if (held) deps.events.emit('job:progress', { job, progress });
         return held;
       },
-      onLeaseLost: () => this.leaseLost(),
+      onLeaseLost() {
+        run.leaseLost();
+      },
       client: deps.client.api,
-      enqueueOnComplete: (item) => this.#record.enqueueOnComplete(item),
+      enqueueOnComplete(item) {
+        return run.#record.enqueueOnComplete(item);
+      },
     });
 
     if (job.timeoutMs !== null) {
@@ -273,17 +299,18 @@ export class JobRun {
     }
     const handler = this.#span.within(() => this.#invoke(ctx));
 
-    const first = await Promise.race([handler.then((s) => ({ kind: 'settled' as const, s })), abortedWith.then((r) => ({ kind: 'aborted' as const, r }))]);
+    // The handler's end or the run's abort, whichever comes first.
+    const first = await this.#abort.until<Settled>((resolve) => void handler.then(resolve));
     try {
-      if (first.kind === 'settled' && !signal.aborted) {
+      if (!(first instanceof Error) && this.#abort.reason === undefined) {
         await flush().catch(() => undefined);
-        if (waits.suspension) await this.#suspend(steps, waits.suspension.wait);
-        else if (first.s.ok) await this.#record.complete(first.s.value, steps);
-        else if (first.s.error instanceof SnoozeError) await this.#record.release(first.s.error);
-        else await this.#record.fail(first.s.error);
+        if (workflow?.waits.suspension) await this.#suspend(workflow.steps, workflow.waits.suspension.wait);
+        else if (first.ok) await this.#record.complete(first.value, workflow?.steps);
+        else if (first.error instanceof SnoozeError) await this.#record.release(first.error);
+        else await this.#record.fail(first.error);
         return;
       }
-      const reason = first.kind === 'aborted' ? first.r : (signal.reason as Error);
+      const reason = first instanceof Error ? first : this.#abort.reason!;
       // The last throttled progress is written before the outcome (writes are fenced:
       // after the outcome they would be refused).
       const flushed = () => flush().catch(() => undefined);
@@ -298,8 +325,8 @@ export class JobRun {
       } else if (reason instanceof ShutdownError) {
         const settled = await this.#waitSettled(handler, deps.abortGrace);
         await flushed();
-        if (settled && waits.suspension) await this.#suspend(steps, waits.suspension.wait);
-        else if (settled?.ok) await this.#record.complete(settled.value, steps);
+        if (settled && workflow?.waits.suspension) await this.#suspend(workflow.steps, workflow.waits.suspension.wait);
+        else if (settled?.ok) await this.#record.complete(settled.value, workflow?.steps);
         else if (settled) await this.#record.release();
         // not settled: the shutdown releases it (step 4)
       } else {
@@ -334,7 +361,7 @@ export class JobRun {
   /** A store failure while recording the outcome: the lease will expire and the job will be rescued; nothing more to do here. */
   #strand(error: unknown): void {
     this.#stranded = true;
-    this.#logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
+    this.logger.error({ err: error }, 'could not record the outcome; the job will be rescued when its lease expires');
   }
 
   /** Runs the handler; never rejects, whatever the handler throws or rejects with. */
@@ -358,21 +385,13 @@ export class JobRun {
       timer = setTimeout(() => resolve(null), graceMs);
       timer.unref(); // after a stop skipped to the release, a grace period must not hold the process
     });
-    const outcome = await Promise.race([handler, grace, this.#handedBack]);
+    const handedBack = this.#relinquished ? Promise.resolve(null) : new Promise<null>((resolve) => (this.#onRelinquish = () => resolve(null)));
+    const outcome = await Promise.race([handler, grace, handedBack]);
     clearTimeout(timer);
     if (outcome === null) {
-      this.#logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
-      void handler.then(() => this.#logger.info('abandoned handler settled; its outcome was dropped'));
+      this.logger.warn({ graceMs }, 'handler ignored its abort signal past the grace period; abandoning it (its later result is dropped)');
+      void handler.then(() => this.logger.info('abandoned handler settled; its outcome was dropped'));
     }
     return outcome;
   }
-
-}
-
-/** The span event of an abort: its name and attributes by reason; none for a lost lease (`leaseLost` marks it). */
-function abortEvent(reason: CancelledError | ShutdownError | TimeoutError | LeaseLostError): Parameters<TraceSpan['event']> | undefined {
-  if (reason instanceof CancelledError) return ['baton.cancel_requested', reason.reason === null ? {} : { 'baton.cancel.reason': reason.reason }];
-  if (reason instanceof TimeoutError) return ['baton.timeout', { 'baton.timeout_ms': reason.timeoutMs }];
-  if (reason instanceof ShutdownError) return ['baton.shutdown_requested'];
-  return undefined;
 }

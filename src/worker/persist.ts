@@ -30,8 +30,9 @@ export const nextRetryDelay = (delay: number) => Math.min(RETRY_MAX_MS, delay * 
  * Other errors (bugs, ConflictError) are thrown at once. A first try begun past the
  * deadline is still given STALE_TRY_MS to answer (the fenced answer stops a stale run),
  * unless `stopDeadline` (the worker's stop giving up on writes) has passed.
+ * @param options.logger - asked for only when a retry is logged (a run makes its logger on first use)
  */
-export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: Logger; op: string; stopDeadline?: () => number }): Promise<T> {
+export async function persist<T>(write: () => Promise<T>, options: { deadline: () => number; clock: Clock; logger: () => Logger; op: string; stopDeadline?: () => number }): Promise<T> {
   for (let delay = RETRY_MIN_MS, failures = 0; ; delay = nextRetryDelay(delay)) {
     try {
       // One try never outlasts the deadline either: a store can hold a call far longer
@@ -44,13 +45,13 @@ export async function persist<T>(write: () => Promise<T>, options: { deadline: (
         throw new StoreError(options.op, null, `store operation ${options.op} did not complete by its deadline (the lease's end, or the stop's budget); abandoned`);
       }
       const written = await trying;
-      if (failures > 0) options.logger.info({ op: options.op, failures }, 'database write succeeded after retrying');
+      if (failures > 0) options.logger().info({ op: options.op, failures }, 'database write succeeded after retrying');
       return written;
     } catch (error) {
       if (!(error instanceof StoreError) || options.clock.now() + delay >= options.deadline()) throw error;
       // The first failure and every 10th after it: a few lines per outage, not one per retry.
       if (failures++ % 10 === 0) {
-        options.logger.warn({ err: error, op: options.op, retryInMs: delay, failures }, 'database write failed; retrying until the lease would expire (or the stop\'s budget runs out)');
+        options.logger().warn({ err: error, op: options.op, retryInMs: delay, failures }, 'database write failed; retrying until the lease would expire (or the stop\'s budget runs out)');
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -21,16 +21,18 @@ import type { StepLog } from '../workflow/steps.js';
 import { persist } from './persist.js';
 import type { ExecutorDeps } from './run-deps.js';
 
-/** What a {@link RunOutcome} reads from and does to its run (executor.ts's JobRun). */
+/** What a {@link RunOutcome} reads from and does to its run: executor.ts's JobRun itself (no object of closures per run). */
 export interface RunHost {
   /** The run's logger (made on first use). */
-  logger(): Logger;
+  readonly logger: Logger;
+  /** Whether the run's logger writes lines at `level` (asked before a debug line, so that a run that writes none makes no logger). */
+  logs(level: 'debug'): boolean;
   /** When the lease runs out unless renewed, ms since the epoch. */
-  leaseExpiresAt(): number;
+  readonly leaseExpiresAt: number;
   /** When the handler began, ms since the epoch (`job:completed`'s durationMs runs from it). */
-  startedAt(): number;
+  readonly startedAt: number;
   /** The handler returned or threw. */
-  settled(): boolean;
+  readonly settled: boolean;
   /** Frees the run's concurrency slot. */
   freeSlot(): void;
   /** Aborts the handler's signal (a refused write: the lease was lost). */
@@ -65,10 +67,17 @@ export class RunOutcome {
     this.#deps = deps;
     this.#span = span;
     this.#host = host;
+    // Assigned here, not as a field initializer: no `__name` wrapper per run (see context.ts's createContext).
+    this.#writeDeadline = () => Math.min(this.#host.leaseExpiresAt, this.#deps.stopDeadline());
   }
 
   get #logger(): Logger {
-    return this.#host.logger();
+    return this.#host.logger;
+  }
+
+  /** A debug line, when debug lines are written: most runs make no logger of their own. */
+  #debug(fields: object | undefined, message: string): void {
+    if (this.#host.logs('debug')) this.#logger.debug(fields, message);
   }
 
   /** Sets the span's `baton.outcome`, with an event when given. */
@@ -105,16 +114,16 @@ export class RunOutcome {
     const suspended = await this.persist('jobSuspend', () => deps.suspender.suspend(item));
     if (!this.#written(suspended, 'jobSuspend')) return;
     this.outcome('waiting', ['baton.waiting', { 'baton.wait': wait.kind, 'baton.wait.until': wait.until.toISOString() }]);
-    this.#logger.debug({ wait }, 'run suspended on a durable wait (attempt not counted, slot freed)');
+    this.#debug({ wait }, 'run suspended on a durable wait (attempt not counted, slot freed)');
     deps.events.emit('job:waiting', { job: this.job, wait });
   }
 
   /** Until when an outcome write may be retried: the lease's end, or the worker's stop deadline if sooner. */
-  readonly #writeDeadline = () => Math.min(this.#host.leaseExpiresAt(), this.#deps.stopDeadline());
+  readonly #writeDeadline: () => number;
 
   /** Runs an outcome write, retrying through a database outage until the lease's end or the stop deadline. */
   persist<T>(op: string, write: () => Promise<T>): Promise<T> {
-    return persist(write, { deadline: this.#writeDeadline, stopDeadline: this.#deps.stopDeadline, clock: this.#deps.clock, logger: this.#logger, op });
+    return persist(write, { deadline: this.#writeDeadline, stopDeadline: this.#deps.stopDeadline, clock: this.#deps.clock, logger: () => this.#logger, op });
   }
 
   #written(ok: boolean, op: string): boolean {
@@ -132,7 +141,7 @@ export class RunOutcome {
    * Refused once the handler settled: its completion may be on its way already.
    */
   enqueueOnComplete(item: EnqueueItem): Promise<void> {
-    if (this.#host.settled()) {
+    if (this.#host.settled) {
       return Promise.reject(new ConflictError(`job ${this.job.id}: enqueueOnComplete after the handler returned or threw; call it (and await it) before the handler returns, or enqueue at once with ctx.enqueue`));
     }
     const prepared = this.#deps.client.prepare(item);
@@ -169,9 +178,9 @@ export class RunOutcome {
     const enqueued = await writing;
     if (!this.#written(enqueued !== null, 'jobComplete') || enqueued === null) return;
     if (enqueued.length > 0) deps.client.enqueued(enqueued);
-    this.#logger.debug('job completed');
+    this.#debug(undefined, 'job completed');
     this.outcome('completed');
-    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#host.startedAt(), enqueued: enqueued.map((e) => e.job) });
+    deps.events.emit('job:completed', { job: this.job, result: JSON.parse(result) as Json, durationMs: deps.clock.now() - this.#host.startedAt, enqueued: enqueued.map((e) => e.job) });
   }
 
   async fail(error: unknown): Promise<void> {
@@ -191,12 +200,14 @@ export class RunOutcome {
     if (retryAt !== null) this.#span.set({ 'baton.retry_at': new Date(retryAt).toISOString() });
     // The outcome line (observe/log-job-outcomes.ts) carries the message at warn; the stack is here, at debug.
     const text = retryAt === null ? 'job failed' : 'attempt failed; will retry';
-    try {
-      this.#logger.debug({ err: error, retryAt }, text);
-    } catch {
-      // pino's error serializer reads `message` and `stack`, which may be getters
-      // that throw (C23): log the description instead, and still emit the event.
-      this.#logger.debug({ err: { message, stack: stored.stack }, retryAt }, text);
+    if (this.#host.logs('debug')) {
+      try {
+        this.#logger.debug({ err: error, retryAt }, text);
+      } catch {
+        // pino's error serializer reads `message` and `stack`, which may be getters
+        // that throw (C23): log the description instead, and still emit the event.
+        this.#logger.debug({ err: { message, stack: stored.stack }, retryAt }, text);
+      }
     }
     deps.events.emit('job:failed', { job: this.job, error, message, retryAt: retryAt === null ? null : new Date(retryAt) });
   }
@@ -207,7 +218,7 @@ export class RunOutcome {
     this.holding = false;
     const written = await this.persist('jobFinishCancelled', () => deps.store.jobFinishCancelled({ id: this.job.id, token: this.job.leaseToken, now: deps.clock.now() }));
     if (!this.#written(written, 'jobFinishCancelled')) return;
-    this.#logger.debug('job cancelled');
+    this.#debug(undefined, 'job cancelled');
     this.outcome('cancelled');
     deps.events.emit('job:cancelled', { job: this.job, reason: reason.reason });
   }
@@ -229,11 +240,11 @@ export class RunOutcome {
     if (!this.#written(released.length === 1, 'jobRelease')) return;
     if (snooze) {
       this.outcome('snoozed', ['baton.snoozed', { 'baton.delay_ms': snooze.delayMs, 'baton.rate_limited': snooze.code === 'rate_limited' }]);
-      this.#logger.debug({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
+      this.#debug({ delayMs: snooze.delayMs, reason: snooze.code }, 'job snoozed (attempt not counted, checkpoint kept)');
       deps.events.emit('job:snoozed', { job: this.job, delayMs: snooze.delayMs, runAt: new Date(runAt), rateLimited: snooze.code === 'rate_limited' });
     } else {
       this.outcome('released', ['baton.released', { 'baton.abandoned': false }]);
-      this.#logger.debug('job released for another worker (attempt not counted, checkpoint kept)');
+      this.#debug(undefined, 'job released for another worker (attempt not counted, checkpoint kept)');
       deps.events.emit('job:released', { job: this.job });
     }
   }

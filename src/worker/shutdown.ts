@@ -69,7 +69,7 @@ export async function shutdown(state: WorkerState, fast: Promise<void>, startedA
   if (leases.length > 0) {
     try {
       const released = new Set(
-        await persist(() => state.store.jobRelease({ leases, now: clock.now() }), { deadline: () => state.stopDeadline, clock, logger: state.logger, op: 'jobRelease' }),
+        await persist(() => state.store.jobRelease({ leases, now: clock.now() }), { deadline: () => state.stopDeadline, clock, logger: () => state.logger, op: 'jobRelease' }),
       );
       for (const run of left) {
         run.handedBack(released.has(run.job.id));
