@@ -29,6 +29,14 @@ export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
   readonly driver: string;
 
   /**
+   * Capability: how many statements this store can carry at once, so how many claims a
+   * worker may keep in flight together (worker/claim-loop.ts) without one waiting for
+   * another's connection. PostgreSQL: the pool's size (`poolSize`, `?pool_size=`);
+   * SQLite: 1 (one connection, one writer).
+   */
+  readonly claimsInFlight: number;
+
+  /**
    * The database's time, in ms since the epoch: what every `now` passed to this
    * store should come from, so that hosts whose clocks disagree still agree on
    * leases, `runAt` and schedule ticks. SQLite: this host's clock (every process
@@ -367,7 +375,7 @@ export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
 }
 
 /** The name of every operation of a {@link Store} that takes a params object. */
-export type StoreOperation = Exclude<keyof Store, 'driver' | 'clock' | 'clockSync' | 'migrate' | 'schemaCheck' | 'watchChanges' | 'close'>;
+export type StoreOperation = Exclude<keyof Store, 'driver' | 'claimsInFlight' | 'clock' | 'clockSync' | 'migrate' | 'schemaCheck' | 'watchChanges' | 'close'>;
 
 /** The params object of a store operation, e.g. `StoreParams<'jobClaim'>`. */
 export type StoreParams<K extends StoreOperation> = Parameters<Store[K]>[0];
