@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineTask, type StopSummary } from 'baton-jobs';
+import { defineTask, type Baton, type StopSummary } from 'baton-jobs';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { spawnClient } from '../helpers/client.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
@@ -40,6 +40,28 @@ function exitWithin(child: ChildHandle, ms: number, what: string) {
     child.exited.finally(() => clearTimeout(timer)),
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: process ${child.pid} still alive after ${ms} ms`)), ms))),
   ]);
+}
+
+/**
+ * Makes each `jobClaim` of `baton`'s store that takes jobs commit in the database, then
+ * wait until `letGo()`; `inFlight` resolves when the first such claim has committed.
+ */
+function holdNextClaim(baton: Baton): { inFlight: Promise<void>; letGo: () => void } {
+  const store = baton.store;
+  const claim = store.jobClaim.bind(store);
+  let claimedInDatabase!: () => void;
+  const inFlight = new Promise<void>((resolve) => (claimedInDatabase = resolve));
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
+  store.jobClaim = async (params) => {
+    const claimed = await claim(params);
+    if (claimed.length > 0) {
+      claimedInDatabase();
+      await gate;
+    }
+    return claimed;
+  };
+  return { inFlight, letGo };
 }
 
 const indexOf = (child: ChildHandle, match: (m: { type: string; name?: string; jobId?: number }) => boolean) => child.messages.findIndex(match);
@@ -334,20 +356,7 @@ describe('stop() around start() (a signal during start-up)', () => {
     const enqueued = await baton.enqueueMany([1, 2, 3].map(() => ({ task: kit.sleepy, payload: { ms: 10 } })));
     const ids = enqueued.map((j) => j.id);
     // The claim commits in the database, then waits here until stop() has begun.
-    const store = baton.store;
-    const claim = store.jobClaim.bind(store);
-    let claimedInDatabase!: () => void;
-    const inFlight = new Promise<void>((resolve) => (claimedInDatabase = resolve));
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    store.jobClaim = async (params) => {
-      const claimed = await claim(params);
-      if (claimed.length > 0) {
-        claimedInDatabase();
-        await gate;
-      }
-      return claimed;
-    };
+    const { inFlight, letGo } = holdNextClaim(baton);
     const worker = baton.worker({ tasks: kit.tasks, concurrency: 5 });
     const released: number[] = [];
     const started: number[] = [];
@@ -375,20 +384,7 @@ describe('stop() around start() (a signal during start-up)', () => {
     await worker.start();
     await aStarted;
     // The next claim commits in the database, then waits here until the test lets it go.
-    const store = baton.store;
-    const claim = store.jobClaim.bind(store);
-    let claimed!: () => void;
-    const inFlight = new Promise<void>((resolve) => (claimed = resolve));
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    store.jobClaim = async (params) => {
-      const jobs = await claim(params);
-      if (jobs.length > 0) {
-        claimed();
-        await gate;
-      }
-      return jobs;
-    };
+    const { inFlight, letGo } = holdNextClaim(baton);
     const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
     await inFlight;
     const stopping = worker.stop();
