@@ -7,10 +7,8 @@ export interface ClaimLoopOptions {
   intervalMs: number;
   /** Passes that may be in flight at once, ≥ 1: the store's `claimsInFlight`. */
   maxInFlight: number;
-  /** With `maxInFlight` > 1, the most jobs one pass claims (the worker's `concurrency`): more room goes to passes beside it. */
-  batch: number;
-  /** One claim round of at most `limit` jobs (fetcher.ts `fetchJobs`); it reserves its room synchronously, before its first await. */
-  pass: (limit: number) => Promise<ClaimResult>;
+  /** One claim round (fetcher.ts `fetchJobs`); it reserves its room synchronously, before its first await. */
+  pass: () => Promise<ClaimResult>;
   /** Room a new round would have now, in jobs (fetcher.ts `claimRoom`); ≤ 0 when none. */
   room: () => number;
   /** As {@link Loop}'s: every failed pass with the consecutive failures so far; `error` undefined and the count once a pass succeeds again. */
@@ -27,13 +25,9 @@ export interface ClaimLoopOptions {
  *       ─► passes in flight < maxInFlight, and the last pass
  *          to end was `full` (a backlog), and room > 0 ────────► start one more
  *       ─► otherwise ─► one pass follows when one ends (wake-ups in between coalesce)
- * then, under a backlog, while passes in flight < maxInFlight and room is left ─► one more
  * ```
- * With `maxInFlight` > 1 a pass claims at most `batch` jobs, so that the room of one
- * wake-up larger than that (with `prefetch`) goes out as claims side by side, each on a
- * connection of its own, rather than as one larger statement. An idle worker (its last
- * pass `short`) woken twice makes one claim at a time; under a backlog each freed slot's
- * wake-up claims at once beside the claims in flight. Slot
+ * An idle worker (its last pass `short`) woken twice makes one claim at a time; under a
+ * backlog each freed slot's wake-up claims at once beside the claims in flight. Slot
  * accounting stays exact because each pass reserves its room before it is sent
  * (slots.ts). Every error becomes an `onError` call: no pass can raise an unhandled
  * rejection.
@@ -112,18 +106,12 @@ export class ClaimLoop {
     return inFlight < this.#options.maxInFlight && this.#backlog && this.#options.room() > 0;
   }
 
-  /** Starts a pass if one is due and allowed, and under a backlog more beside it into the room left; returns the first one's end, or undefined. */
+  /** Starts a pass if one is due and allowed; returns its end, or undefined. */
   #pump(): Promise<void> | undefined {
     if (!this.#again || this.#stopped || !this.#mayStart()) return undefined;
     this.#again = false;
     const waiting = this.#next;
     this.#next = undefined;
-    const first = this.#start(waiting);
-    while (this.#backlog && this.#passes.size < this.#options.maxInFlight && this.#options.room() > 0) this.#start(undefined);
-    return first;
-  }
-
-  #start(waiting: { resolve: () => void } | undefined): Promise<void> {
     const pass: Promise<void> = this.#run().finally(() => {
       this.#passes.delete(pass);
       waiting?.resolve();
@@ -135,7 +123,7 @@ export class ClaimLoop {
 
   async #run(): Promise<void> {
     try {
-      const result = await this.#options.pass(this.#options.maxInFlight > 1 ? this.#options.batch : Number.POSITIVE_INFINITY);
+      const result = await this.#options.pass();
       if (result !== 'none') this.#backlog = result === 'full';
       if (this.#failures > 0) this.#options.onError(this.name, undefined, this.#failures);
       this.#failures = 0;

@@ -117,14 +117,13 @@ export function claimRoom(state: WorkerState): number {
  * `state.reservations` before its first statement is sent (synchronously, in this call)
  * and releases it as its jobs become runs, so rounds in flight together never claim more
  * than concurrency + prefetch − held, nor per queue more than slots + prefetch − held.
- * @param limit - the most jobs this round claims (the claim loop's batch when rounds go side by side) @defaultValue no limit but the room
  * @returns what the round did (see {@link ClaimResult})
  * @throws StoreError when the write failed (the completions taken are retried by the completer)
  */
-export async function fetchJobs(state: WorkerState, onSlotFree: () => void, limit = Number.POSITIVE_INFINITY): Promise<ClaimResult> {
+export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<ClaimResult> {
   startWaiting(state);
   const counts = slotCounts(state);
-  const room = Math.min(limit, state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting - state.reservations.total);
+  const room = state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting - state.reservations.total;
   let parts: ClaimPart[] = [];
   if (!state.stopping && room > 0 && state.tasks.size > 0) {
     parts = counts.byQueue ? claimParts(state, counts, room, nextRound(state)) : [{ queues: state.options.queues, limit: room }];
@@ -159,12 +158,10 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void, limi
     if (items.length > 0) completions.fail(error);
     failure = error;
   }
-  try {
-    // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
-    if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
-  } finally {
-    release(); // in the same turn as the jobs became runs: counted as held from here on
-  }
+  // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
+  if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
+  // In the same turn as the jobs became runs: counted as held from here on.
+  release();
   if (failure !== undefined) throw failure;
   return result;
 }
@@ -207,11 +204,10 @@ export function fetchLoop(state: WorkerState, deps: { wake: () => void; afterSho
   return new ClaimLoop({
     intervalMs: state.options.pollInterval,
     maxInFlight: state.store.claimsInFlight,
-    batch: state.options.concurrency,
     room: () => claimRoom(state),
     onError: deps.onError,
-    pass: async (limit) => {
-      const result = await fetchJobs(state, onSlotFree, limit);
+    pass: async () => {
+      const result = await fetchJobs(state, onSlotFree);
       if (result === 'short') await deps.afterShortClaim();
       return result;
     },
