@@ -158,10 +158,12 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
     if (items.length > 0) completions.fail(error);
     failure = error;
   }
-  // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
-  if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
-  // In the same turn as the jobs became runs: counted as held from here on.
-  release();
+  try {
+    // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
+    if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
+  } finally {
+    release(); // in the same turn as the jobs became runs: counted as held from here on
+  }
   if (failure !== undefined) throw failure;
   return result;
 }
