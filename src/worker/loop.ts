@@ -91,6 +91,7 @@ export class Ticker {
     return true;
   }
 
+  /** Stops the timer; start() may start it again. */
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
