@@ -27,12 +27,9 @@ import type { WorkflowStore } from './workflow.js';
 export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
   /** Driver name: "sqlite" or "postgres". */
   readonly driver: string;
-
   /**
-   * Capability: how many statements this store can carry at once, so how many claims a
-   * worker may keep in flight together (worker/claim-loop.ts) without one waiting for
-   * another's connection. PostgreSQL: the pool's size (`poolSize`, `?pool_size=`);
-   * SQLite: 1 (one connection, one writer).
+   * Capability: statements this store carries at once, so the claims a worker keeps in flight
+   * together (worker/claim-loop.ts). PostgreSQL: the pool's size (`?pool_size=`); SQLite: 1.
    */
   readonly claimsInFlight: number;
 
