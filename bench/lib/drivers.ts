@@ -146,7 +146,7 @@ let serverVersion = '';
 export const postgresDriver: BenchDriver = {
   name: 'postgres',
   get description() {
-    return `PostgreSQL${serverVersion && ` ${serverVersion}`} at ${shownUrl}, a schema per workload (default pool of 1 connection, LISTEN/NOTIFY)`;
+    return `PostgreSQL${serverVersion && ` ${serverVersion}`} at ${shownUrl}, a schema per workload (default pool of 4 connections, LISTEN/NOTIFY)`;
   },
   wakeUps: "another process's commits are noticed by LISTEN/NOTIFY (triggers notify at commit; watchInterval unused), polling as the safety net",
   targets: {

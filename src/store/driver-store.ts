@@ -20,6 +20,7 @@ export type Operations<C> = {
  */
 export abstract class DriverStore<C> implements Store {
   abstract readonly driver: string;
+  abstract readonly claimsInFlight: number;
   abstract readonly clock: Clock;
   readonly #context: C;
   readonly #operations: Operations<C>;

@@ -44,7 +44,7 @@ export function instrumentStore(store: Store, logger: Logger, observer?: StoreOb
       }
     };
   }
-  return Object.assign(Object.create(null), { driver: store.driver, clock: store.clock }, wrapped) as Store;
+  return Object.assign(Object.create(null), { driver: store.driver, clock: store.clock, claimsInFlight: store.claimsInFlight }, wrapped) as Store;
 }
 
 function methodNames(store: Store): string[] {

@@ -13,8 +13,8 @@ export function defaultDatabaseUrl(): string {
  * Opens the driver a database URL names (not yet migrated).
  * - `sqlite:PATH` or `sqlite://PATH` (relative to the working directory), `sqlite::memory:`
  * - `postgres://user@host:port/db` or `postgresql://…`; `?schema=NAME` picks the
- *   schema (@defaultValue 'baton'), `?pool_size=N` the pool's connections
- *   (@defaultValue 1), `?pgbouncer=true` declares a PgBouncer in transaction
+ *   schema (@defaultValue 'baton'), `?pool_size=N` the pool's connections,
+ *   also the claims a worker keeps in flight at once (@defaultValue 4), `?pgbouncer=true` declares a PgBouncer in transaction
  *   pooling mode (needs `directUrl`); other parameters go to node-postgres
  *
  * Each driver module is imported on first use, so the application installs only

@@ -27,6 +27,11 @@ import type { WorkflowStore } from './workflow.js';
 export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
   /** Driver name: "sqlite" or "postgres". */
   readonly driver: string;
+  /**
+   * Capability: statements this store carries at once, so the claims a worker keeps in flight
+   * together (worker/claim-loop.ts). PostgreSQL: the pool's size (`?pool_size=`); SQLite: 1.
+   */
+  readonly claimsInFlight: number;
 
   /**
    * The database's time, in ms since the epoch: what every `now` passed to this
@@ -367,7 +372,7 @@ export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
 }
 
 /** The name of every operation of a {@link Store} that takes a params object. */
-export type StoreOperation = Exclude<keyof Store, 'driver' | 'clock' | 'clockSync' | 'migrate' | 'schemaCheck' | 'watchChanges' | 'close'>;
+export type StoreOperation = Exclude<keyof Store, 'driver' | 'claimsInFlight' | 'clock' | 'clockSync' | 'migrate' | 'schemaCheck' | 'watchChanges' | 'close'>;
 
 /** The params object of a store operation, e.g. `StoreParams<'jobClaim'>`. */
 export type StoreParams<K extends StoreOperation> = Parameters<Store[K]>[0];

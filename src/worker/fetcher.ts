@@ -1,4 +1,5 @@
 import type { ClaimedJob } from '../job/types.js';
+import { ClaimLoop } from './claim-loop.js';
 import { JobRun } from './executor.js';
 import type { WorkerState } from './state.js';
 
@@ -57,7 +58,8 @@ interface ClaimPart {
 
 /**
  * The claims of one round with per-queue slots: the queues whose own room (slots +
- * prefetch − held) is at least the worker's `room` in one claim (their slots do not bind),
+ * prefetch − held − reserved by claims in flight) is at least the worker's `room` in one
+ * claim (their slots do not bind),
  * and each other queue with room in a claim of its own, bounded by its room. Each claim
  * takes at most what the ones before left of `room`; the start rotates by `round`, so
  * that under a total below the sum of slots no queue always claims last.
@@ -68,7 +70,7 @@ function claimParts(state: WorkerState, counts: ReturnType<typeof slotCounts>, r
   const parts: ClaimPart[] = [];
   for (const queue of queues) {
     const held = counts.byQueue!.get(queue)!;
-    const own = queueSlots![queue]! + prefetch - held.busy - held.waiting;
+    const own = queueSlots![queue]! + prefetch - held.busy - held.waiting - state.reservations.queue(queue);
     if (own >= room) open.push(queue);
     else if (own > 0) parts.push({ queues: [queue], limit: own });
   }
@@ -86,6 +88,18 @@ function nextRound(state: WorkerState): number {
   return round;
 }
 
+/** What one claim round did: `full` — every claim filled its limit (more may be due: a backlog); `short` — a claim took fewer jobs than it had room for; `none` — it claimed nothing for want of room (or the worker is stopping). */
+export type ClaimResult = 'full' | 'short' | 'none';
+
+/**
+ * Room for a new claim round, in jobs: concurrency + prefetch − held (runs occupying a
+ * slot or waiting for one) − reserved (by the rounds in flight), ≤ 0 when there is none.
+ */
+export function claimRoom(state: WorkerState): number {
+  const counts = slotCounts(state);
+  return state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting - state.reservations.total;
+}
+
 /**
  * Claims due jobs into the free slots, plus up to `prefetch` more that wait for a slot
  * (one `jobClaim` for all of them), and starts a run for each, writing the completions
@@ -98,23 +112,30 @@ function nextRound(state: WorkerState): number {
  * start a waiting run and claim again; the run stays in `state.runs` until its outcome
  * is written. While the worker is stopping it claims nothing, and writes the waiting
  * completions alone.
- * @returns whether a claim took fewer jobs than it had room for (false when it claimed nothing because there was no room)
+ *
+ * Several rounds may be in flight at once (claim-loop.ts): each reserves its room in
+ * `state.reservations` before its first statement is sent (synchronously, in this call)
+ * and releases it as its jobs become runs, so rounds in flight together never claim more
+ * than concurrency + prefetch − held, nor per queue more than slots + prefetch − held.
+ * @returns what the round did (see {@link ClaimResult})
  * @throws StoreError when the write failed (the completions taken are retried by the completer)
  */
-export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<boolean> {
+export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Promise<ClaimResult> {
   startWaiting(state);
   const counts = slotCounts(state);
-  const room = state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting;
+  const room = state.options.concurrency + state.options.prefetch - counts.busy - counts.waiting - state.reservations.total;
+  let parts: ClaimPart[] = [];
+  if (!state.stopping && room > 0 && state.tasks.size > 0) {
+    parts = counts.byQueue ? claimParts(state, counts, room, nextRound(state)) : [{ queues: state.options.queues, limit: room }];
+  }
   const completions = state.executor.completer.take();
   let { items } = completions;
+  if (parts.length === 0 && items.length === 0) return 'none';
+  const release = state.reservations.reserve(Math.min(room, parts.reduce((sum, part) => sum + part.limit, 0)), parts);
   const claimed: ClaimedJob[] = [];
-  let short = false;
+  let result: ClaimResult = parts.length === 0 ? 'none' : 'full';
   let failure: unknown;
   try {
-    let parts: ClaimPart[] = [];
-    if (!state.stopping && room > 0 && state.tasks.size > 0) {
-      parts = counts.byQueue ? claimParts(state, counts, room, nextRound(state)) : [{ queues: state.options.queues, limit: room }];
-    }
     let left = room;
     for (const part of parts) {
       const limit = Math.min(part.limit, left);
@@ -130,17 +151,21 @@ export async function fetchJobs(state: WorkerState, onSlotFree: () => void): Pro
       }
       claimed.push(...jobs);
       left -= jobs.length;
-      if (jobs.length < limit) short = true;
+      if (jobs.length < limit) result = 'short';
     }
     if (items.length > 0) completions.settle(await state.store.jobCompleteMany({ items, now: state.clock.now() }));
   } catch (error) {
     if (items.length > 0) completions.fail(error);
     failure = error;
   }
-  // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
-  if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
+  try {
+    // Jobs an earlier claim of the round took are this worker's even when a later one failed: they run.
+    if (claimed.length > 0) addRuns(state, claimed, onSlotFree);
+  } finally {
+    release(); // in the same turn as the jobs became runs: counted as held from here on
+  }
   if (failure !== undefined) throw failure;
-  return short;
+  return result;
 }
 
 /**
@@ -163,4 +188,30 @@ function addRuns(state: WorkerState, claimed: ClaimedJob[], onSlotFree: () => vo
     void run.done.then(() => state.runs.delete(run));
   }
   if (perQueue) startWaiting(state);
+}
+
+/**
+ * The worker's fetch loop (claim-loop.ts) over {@link fetchJobs}: up to the store's
+ * `claimsInFlight` rounds at once, every `pollInterval` and on each `wake`. A freed slot
+ * goes to a job claimed ahead at once ({@link startWaiting}), and `wake` asks for the
+ * claim that refills it.
+ * @param deps.wake - claims soon (the worker coalesces wake-ups within one turn)
+ * @param deps.afterShortClaim - called after a round that took fewer jobs than it had room for (rate-limit wake-ups)
+ */
+export function fetchLoop(state: WorkerState, deps: { wake: () => void; afterShortClaim: () => Promise<void>; onError: (loop: string, error: unknown, failures: number) => void }): ClaimLoop {
+  const onSlotFree = () => {
+    startWaiting(state);
+    deps.wake();
+  };
+  return new ClaimLoop({
+    intervalMs: state.options.pollInterval,
+    maxInFlight: state.store.claimsInFlight,
+    room: () => claimRoom(state),
+    onError: deps.onError,
+    pass: async () => {
+      const result = await fetchJobs(state, onSlotFree);
+      if (result === 'short') await deps.afterShortClaim();
+      return result;
+    },
+  });
 }

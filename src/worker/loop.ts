@@ -10,11 +10,10 @@ import type { WorkerEvents } from './events.js';
 export class Loop {
   readonly name: string;
   readonly #body: () => Promise<void>;
-  readonly #intervalMs: number;
   readonly #onError: (loop: string, error: unknown, failures: number) => void;
   /** Consecutive failed runs; 0 after a success. */
   #failures = 0;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #ticker: Ticker;
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -26,23 +25,19 @@ export class Loop {
    */
   constructor(name: string, intervalMs: number, body: () => Promise<void>, onError: (loop: string, error: unknown, failures: number) => void) {
     this.name = name;
-    this.#intervalMs = intervalMs;
     this.#body = body;
     this.#onError = onError;
+    this.#ticker = new Ticker(intervalMs, () => void this.runOnce());
   }
 
   /** Starts the timer. The timer does not keep the process alive. */
   start(): void {
-    if (this.#timer) return;
-    this.#stopped = false;
-    this.#timer = setInterval(() => void this.runOnce(), this.#intervalMs);
-    this.#timer.unref();
+    if (this.#ticker.start()) this.#stopped = false;
   }
 
   /** Stops the timer and waits for a run in progress. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#ticker.stop();
     this.#stopped = true;
     this.#again = false;
     await this.#running;
@@ -74,6 +69,32 @@ export class Loop {
       this.#running = undefined;
     })();
     return this.#running;
+  }
+}
+
+/** A loop's timer: calls `tick` every `intervalMs` between start() and stop(); it does not keep the process alive. */
+export class Ticker {
+  readonly #intervalMs: number;
+  readonly #tick: () => void;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(intervalMs: number, tick: () => void) {
+    this.#intervalMs = intervalMs;
+    this.#tick = tick;
+  }
+
+  /** Starts the timer; false (and nothing done) when it runs already. */
+  start(): boolean {
+    if (this.#timer) return false;
+    this.#timer = setInterval(this.#tick, this.#intervalMs);
+    this.#timer.unref();
+    return true;
+  }
+
+  /** Stops the timer; start() may start it again. */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 }
 

@@ -21,7 +21,8 @@ export const RELEASE_BUDGET_MS = 2000;
  * rest with ShutdownError and give them `abortGrace`; 4. release every job still
  * held in one `jobRelease`: queued, runAt kept (due at once, in its place in line),
  * attempt not counted, checkpoint kept.
- * When `fast` resolves (a second signal) it skips to step 4 at once.
+ * When `fast` resolves (a second signal) it skips to step 4 at once. `summary` is
+ * counting since the stop began ({@link countOutcomes}); it is completed and returned.
  *
  * The drain runs from `startedAt` (ms since the epoch), when the stop began, whatever
  * the worker waited for since (a claim in flight on a store that cannot answer).
@@ -33,15 +34,8 @@ export const RELEASE_BUDGET_MS = 2000;
  * `unreleased` and logged in one line. It resolves once no write about a job is
  * pending, so the store can be closed safely right after.
  */
-export async function shutdown(state: WorkerState, fast: Promise<void>, startedAt: number): Promise<StopSummary> {
+export async function shutdown(state: WorkerState, fast: Promise<void>, startedAt: number, summary: StopSummary): Promise<StopSummary> {
   const { options, clock } = state;
-  const summary: StopSummary = { finished: 0, released: 0, abandoned: 0, unreleased: [] };
-  const offs = [
-    state.events.on('job:completed', () => summary.finished++),
-    state.events.on('job:failed', () => summary.finished++),
-    state.events.on('job:cancelled', () => summary.finished++),
-    state.events.on('job:released', () => summary.released++),
-  ];
   state.stopping = true;
   state.stopDeadline = Math.min(state.stopDeadline, stopDeadline(state, startedAt));
   // Runs leave state.runs when their slot frees, including a shutdown-aborted handler
@@ -92,8 +86,25 @@ export async function shutdown(state: WorkerState, fast: Promise<void>, startedA
       `${summary.unreleased.length === 1 ? '1 job' : `${summary.unreleased.length} jobs`} could not be handed back (the database could not be reached within the stop's budget): still running under this worker's lease, taken over by another worker when it expires`,
     );
   }
-  for (const off of offs) off();
   return summary;
+}
+
+/**
+ * Counts the worker's outcomes into a stop summary from now on: `finished` for each
+ * job:completed, job:failed and job:cancelled, `released` for each job:released. The stop
+ * calls it as it begins, so jobs that end while it waits for the claims in flight count.
+ * @returns the summary, counted live (`abandoned` and `unreleased` are the shutdown's to
+ *   fill), and a function that stops the counting
+ */
+export function countOutcomes(state: WorkerState): { summary: StopSummary; off: () => void } {
+  const summary: StopSummary = { finished: 0, released: 0, abandoned: 0, unreleased: [] };
+  const offs = [
+    state.events.on('job:completed', () => summary.finished++),
+    state.events.on('job:failed', () => summary.finished++),
+    state.events.on('job:cancelled', () => summary.finished++),
+    state.events.on('job:released', () => summary.released++),
+  ];
+  return { summary, off: () => offs.forEach((off) => off()) };
 }
 
 /**

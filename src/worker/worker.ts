@@ -16,7 +16,9 @@ import { TableVacuum } from '../maintenance/vacuum.js';
 import { Completer } from './completer.js';
 import { Suspender } from './suspender.js';
 import type { HandlerClient } from './context.js';
-import { fetchJobs, startWaiting } from './fetcher.js';
+import { fetchLoop } from './fetcher.js';
+import type { ClaimLoop } from './claim-loop.js';
+import { Reservations } from './slots.js';
 import { RateWake } from './rate-wake.js';
 import { WakeTimer } from './wake-timer.js';
 import { heartbeat } from './heartbeat.js';
@@ -24,7 +26,7 @@ import { Loop, loopErrorReporter } from './loop.js';
 import { registerWorker, unregisterWorker } from './registry.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { settlesBy } from './persist.js';
-import { shutdown, stopDeadline } from './shutdown.js';
+import { countOutcomes, shutdown, stopDeadline } from './shutdown.js';
 import { heldRuns, type WorkerState } from './state.js';
 import { declareQueues, distinctQueues, type Queue } from '../flow/queue.js';
 import { withQueueRetention } from '../maintenance/retention.js';
@@ -66,7 +68,7 @@ export class Worker {
   readonly #state: WorkerState;
   readonly #events: TypedEmitter<WorkerEvents>;
   readonly #deps: WorkerDeps;
-  readonly #fetch: Loop;
+  readonly #fetch: ClaimLoop;
   readonly #heartbeat: Loop;
   readonly #rateWake: RateWake;
   /** Wakes the claim loop at a rate window's opening or a suspended job's wake-up time. */
@@ -118,15 +120,17 @@ export class Worker {
       events: this.#events,
       tasks: new Map(o.tasks.map((t) => [t.name, t])),
       runs: new Set(),
+      reservations: new Reservations(),
       stopping: false,
       stopDeadline: Number.POSITIVE_INFINITY,
       executor: {
         store: deps.store,
-        // A completion waits for the claim its freed slot causes, and is written with it.
+        // A completion waits for the claim its freed slot causes, and is written with it,
+        // unless that claim would queue behind one in flight: then it is written beside it.
         completer: new Completer(deps.store, clock, logger, () => {
           if (this.#state.stopping) return false;
           this.#wake();
-          return true;
+          return this.#fetch.takesCompletions();
         }),
         suspender: new Suspender(deps.store, clock),
         clock,
@@ -148,14 +152,7 @@ export class Worker {
     this.#rateWake = new RateWake({ store: deps.store, clock, queues: o.queues, timer: this.#wakeTimer });
     // A job this worker suspended (ctx.sleep, a receive's timeout) is claimed when due, not at the next poll.
     this.#events.on('job:waiting', ({ wait }) => this.#wakeTimer.armAt(wait.until.getTime()));
-    // A freed slot goes to a job claimed ahead at once; the claim that refills follows.
-    const onSlotFree = () => {
-      startWaiting(this.#state);
-      this.#wake();
-    };
-    this.#fetch = new Loop('fetch', o.pollInterval, async () => {
-      if (await fetchJobs(this.#state, onSlotFree)) await this.#rateWake.afterShortClaim();
-    }, onError);
+    this.#fetch = fetchLoop(this.#state, { wake: this.#wake, afterShortClaim: () => this.#rateWake.afterShortClaim(), onError });
     // Each heartbeat tick renews the leases first, then refreshes the registry row.
     this.#heartbeat = new Loop('heartbeat', o.heartbeatInterval, async () => {
       try {
@@ -320,6 +317,7 @@ export class Worker {
   }
 
   async #stop(): Promise<StopSummary> {
+    const outcomes = countOutcomes(this.#state); // the summary counts what ends from the moment stop() begins
     // Not between start()'s store writes and its loops: those would start after the stop.
     if (this.#started && !this.#claiming) await this.#starting;
     const state = this.#state;
@@ -344,12 +342,13 @@ export class Worker {
     this.#wakeTimer.stop();
     let summary: StopSummary;
     try {
-      summary = await shutdown(state, this.#skipped, startedAt);
+      summary = await shutdown(state, this.#skipped, startedAt, outcomes.summary);
     } catch (error) {
       state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
       const left = [...state.runs];
-      summary = { finished: 0, released: 0, abandoned: left.filter((r) => !r.settled).length, unreleased: left.map((r) => r.job.id).sort((a, b) => a - b) };
+      summary = { ...outcomes.summary, abandoned: left.filter((r) => !r.settled).length, unreleased: left.map((r) => r.job.id).sort((a, b) => a - b) };
     }
+    outcomes.off();
     // What is left waits on the store by the stop deadline at most, then is abandoned.
     const byDeadline = (work: Promise<unknown>) => settlesBy(work, state.stopDeadline, state.clock);
     await byDeadline(Promise.all([servicesStopped, this.#heartbeat.stop(), this.#cancels.stop(), loopsStopped]));

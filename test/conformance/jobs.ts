@@ -256,5 +256,24 @@ export function jobTests(h: Harness): void {
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBe(30);
     });
+
+    it('claimsInFlight (≥ 1) claims of one worker on one store at once, with completions beside them: never the same job, each completion written once', async () => {
+      const { store } = await h.setup();
+      expect(Number.isInteger(store.claimsInFlight) && store.claimsInFlight >= 1).toBe(true);
+      const ids = (await store.jobInsertMany({ jobs: Array.from({ length: 40 }, () => newJob()), now: T0 })).map((i) => i.job.id);
+      const first = await claim(store, { limit: 4 });
+      const lanes = Math.max(2, store.claimsInFlight);
+      const rounds = await Promise.all([
+        store.jobCompleteAndClaim({ items: first.slice(0, 2).map((j) => ({ id: j.id, token: j.leaseToken, result: '1' })), workerId: 'w1', tasks: ['t'], queues: ['default'], limit: 5, leaseMs: 30_000, now: T0 }),
+        store.jobCompleteMany({ items: first.slice(2).map((j) => ({ id: j.id, token: j.leaseToken, result: '2' })), now: T0 }),
+        ...Array.from({ length: lanes }, () => claim(store, { limit: 5 })),
+      ]);
+      const [withClaim, alone, ...claims] = rounds as [{ completed: number[]; claimed: { id: number }[] }, { completed: number[] }, ...{ id: number }[][]];
+      const claimed = [...first, ...withClaim.claimed, ...claims.flat()].map((j) => j.id);
+      expect(new Set(claimed).size).toBe(claimed.length);
+      expect(claimed.length).toBe(Math.min(40, 4 + 5 + 5 * lanes));
+      expect([...withClaim.completed, ...alone.completed].sort((a, b) => a - b)).toEqual(first.map((j) => j.id).sort((a, b) => a - b));
+      for (const id of claimed) expect(ids).toContain(id);
+    });
   });
 }

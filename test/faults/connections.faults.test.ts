@@ -7,7 +7,8 @@
  *
  * The workers are test/fixtures/fleet-worker.mjs, plain JavaScript on the built
  * package (dist/, built by `npm ci`'s prepare; `npm run build` after changing src/),
- * each with its own `application_name`, concurrency 1 and the default pool. Each
+ * each with its own `application_name`, concurrency 1 and `?pool_size=1`, the setting
+ * docs/postgres.md gives a fleet this large (the default pool of 4 budgets 5 a process). Each
  * claims one `hold` job and keeps it running until the test opens a gate, so all 40
  * have claimed, heartbeat and LISTEN at once when their connections are counted
  * (pg_stat_activity, per application_name). Then 400 short jobs run through the
@@ -31,7 +32,7 @@ const run = promisify(execFile);
 
 const WORKERS = 40;
 const MAX_CONNECTIONS = 100;
-/** Connections a worker process holds by default: one pool connection and the LISTEN connection. */
+/** Connections a worker process holds with `?pool_size=1`: one pool connection and the LISTEN connection. */
 const PER_PROCESS = 2;
 const SHORT_JOBS = 400;
 /** Workers started at once: 40 Node processes starting together would starve a 2-core machine. */
@@ -98,7 +99,7 @@ describe.skipIf(Boolean(skipReason))(`${WORKERS} worker processes on max_connect
       const workers: ChildHandle[] = [];
       for (let i = 0; i < WORKERS; i += START_BATCH) {
         workers.push(...(await Promise.all(Array.from({ length: Math.min(START_BATCH, WORKERS - i) }, (_, j) =>
-          startWorker(`${base}?schema=fleet&application_name=fleet_w${i + j}`)))));
+          startWorker(`${base}?schema=fleet&pool_size=1&application_name=fleet_w${i + j}`)))));
       }
       // Every worker runs one hold job (concurrency 1): all claim, heartbeat and LISTEN at once.
       await Promise.all(workers.map((w) => w.waitFor((m) => m.type === 'claimed' && m.task === 'hold', 'a hold job', 120_000)));

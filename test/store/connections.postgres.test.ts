@@ -1,8 +1,8 @@
 /**
  * The connections one process holds (docs/postgres.md, "Connections and
  * PgBouncer"): at most `pool_size + 1` — one pool shared by every statement and one
- * LISTEN connection shared by every worker — whatever the number of workers and
- * their concurrency. Counted in pg_stat_activity by the Baton's own
+ * LISTEN connection shared by every worker — whatever the number of workers, their
+ * concurrency and their claims in flight. Counted in pg_stat_activity by the Baton's own
  * application_name, sampled while three workers drain jobs.
  */
 import { randomBytes } from 'node:crypto';
@@ -45,8 +45,13 @@ async function peakWhileDraining(params: string): Promise<number> {
 }
 
 describe('connections of one process', () => {
-  it('default: at most 2 (one pool connection, one LISTEN connection shared by three workers)', async () => {
+  it('default: at most 5 (a pool of 4 connections, one LISTEN connection shared by three workers)', async () => {
     const peak = await peakWhileDraining('');
+    expect(peak).toBeLessThanOrEqual(5);
+  });
+
+  it('?pool_size=1: at most 2, claims and completions taking turns on the one pool connection', async () => {
+    const peak = await peakWhileDraining('&pool_size=1');
     expect(peak).toBe(2);
   });
 

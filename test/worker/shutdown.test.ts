@@ -8,11 +8,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { StopSummary } from 'baton-jobs';
+import { defineTask, type Baton, type StopSummary } from 'baton-jobs';
 import { spawnWorker, type ChildHandle } from '../helpers/child.js';
 import { spawnClient } from '../helpers/client.js';
 import { collectEvents, until, waitForEvent } from '../helpers/events.js';
 import { openKitBaton } from '../helpers/kit-baton.js';
+import { openBaton } from '../helpers/db.js';
 
 /**
  * An enqueue in another process, parked at a barrier: returns `go()`, which lets
@@ -39,6 +40,28 @@ function exitWithin(child: ChildHandle, ms: number, what: string) {
     child.exited.finally(() => clearTimeout(timer)),
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: process ${child.pid} still alive after ${ms} ms`)), ms))),
   ]);
+}
+
+/**
+ * Makes each `jobClaim` of `baton`'s store that takes jobs commit in the database, then
+ * wait until `letGo()`; `inFlight` resolves when the first such claim has committed.
+ */
+function holdNextClaim(baton: Baton): { inFlight: Promise<void>; letGo: () => void } {
+  const store = baton.store;
+  const claim = store.jobClaim.bind(store);
+  let claimedInDatabase!: () => void;
+  const inFlight = new Promise<void>((resolve) => (claimedInDatabase = resolve));
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
+  store.jobClaim = async (params) => {
+    const claimed = await claim(params);
+    if (claimed.length > 0) {
+      claimedInDatabase();
+      await gate;
+    }
+    return claimed;
+  };
+  return { inFlight, letGo };
 }
 
 const indexOf = (child: ChildHandle, match: (m: { type: string; name?: string; jobId?: number }) => boolean) => child.messages.findIndex(match);
@@ -333,20 +356,7 @@ describe('stop() around start() (a signal during start-up)', () => {
     const enqueued = await baton.enqueueMany([1, 2, 3].map(() => ({ task: kit.sleepy, payload: { ms: 10 } })));
     const ids = enqueued.map((j) => j.id);
     // The claim commits in the database, then waits here until stop() has begun.
-    const store = baton.store;
-    const claim = store.jobClaim.bind(store);
-    let claimedInDatabase!: () => void;
-    const inFlight = new Promise<void>((resolve) => (claimedInDatabase = resolve));
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    store.jobClaim = async (params) => {
-      const claimed = await claim(params);
-      if (claimed.length > 0) {
-        claimedInDatabase();
-        await gate;
-      }
-      return claimed;
-    };
+    const { inFlight, letGo } = holdNextClaim(baton);
     const worker = baton.worker({ tasks: kit.tasks, concurrency: 5 });
     const released: number[] = [];
     const started: number[] = [];
@@ -362,6 +372,28 @@ describe('stop() around start() (a signal during start-up)', () => {
     expect(released.sort((a, b) => a - b)).toEqual(ids);
     expect(started).toEqual([]);
     for (const job of enqueued) expect(await baton.getJob(job.id)).toMatchObject({ state: 'queued', attempt: job.attempt });
+  });
+
+  it('the summary counts from the moment stop() begins: a job that ends while the stop waits for a claim in flight is counted as finished', async () => {
+    const baton = await openBaton();
+    let finishA!: () => void;
+    const gated = defineTask('gated', { handler: (n: number) => (n === 0 ? new Promise<number>((resolve) => (finishA = () => resolve(n))) : n) });
+    const a = await baton.enqueue(gated, 0);
+    const worker = baton.worker({ tasks: [gated], concurrency: 2, pollInterval: 60_000 });
+    const aStarted = waitForEvent(worker, 'job:started', (e) => e.job.id === a.id);
+    await worker.start();
+    await aStarted;
+    // The next claim commits in the database, then waits here until the test lets it go.
+    const { inFlight, letGo } = holdNextClaim(baton);
+    const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
+    await inFlight;
+    const stopping = worker.stop();
+    const aDone = waitForEvent(worker, 'job:completed', (e) => e.job.id === a.id);
+    finishA();
+    await aDone; // written while the stop still waits for the claim
+    letGo();
+    expect(await stopping).toEqual({ finished: 1, released: 1, abandoned: 0, unreleased: [] });
+    expect(await baton.getJob(b.id)).toMatchObject({ state: 'queued', attempt: 0 });
   });
 
   it('a worker stopped before start() never starts: start() resolves without claiming', async () => {

@@ -39,7 +39,10 @@ export interface PostgresStoreOptions {
    * Connections of the pool every statement uses (claims, completions, lease
    * renewals, enqueues, reads), opened on demand and closed after 10 s idle. With
    * the LISTEN connection a process holds at most `poolSize + 1` connections to
-   * PostgreSQL (to PgBouncer when `pgbouncer`). @defaultValue {@link DEFAULT_POOL_SIZE} (1)
+   * PostgreSQL (to PgBouncer when `pgbouncer`). It is also how many claims a worker
+   * keeps in flight at once under a backlog ({@link PostgresStore.claimsInFlight}):
+   * 1 makes claims and completions take turns on one connection.
+   * @defaultValue {@link DEFAULT_POOL_SIZE} (4)
    */
   poolSize?: number;
   /**
@@ -74,8 +77,13 @@ export interface PostgresStoreOptions {
   hostClock?: Clock;
 }
 
-/** Pool connections per process by default: with the LISTEN connection, 2 per process, so 40 worker processes hold 80 connections. */
-export const DEFAULT_POOL_SIZE = 1;
+/**
+ * Pool connections per process by default: with the LISTEN connection, 5 per process
+ * at most (opened on demand: an idle worker holds 2), so 19 busy worker processes fit
+ * `max_connections = 100`; a larger fleet sets `?pool_size=1` (2 per process) or goes
+ * through PgBouncer (docs/postgres.md, "Connections and PgBouncer").
+ */
+export const DEFAULT_POOL_SIZE = 4;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Schemas PostgreSQL reserves for itself (CREATE SCHEMA refuses the pg_ prefix). */
@@ -97,6 +105,8 @@ const operations: Operations<PgContext> = { ...jobs, ...jobLeases, ...queues, ..
  */
 export class PostgresStore extends DriverStore<PgContext> {
   readonly driver = 'postgres';
+  /** The pool's size: a worker's claims each take a connection of their own, none waits for another's. */
+  readonly claimsInFlight: number;
   readonly schema: string;
   readonly #clock: ServerClock;
   readonly #pool: pg.Pool;
@@ -130,9 +140,10 @@ export class PostgresStore extends DriverStore<PgContext> {
       throw new ConfigError('pgbouncer=true: LISTEN and migrations cannot go through transaction pooling; give a direct URL to PostgreSQL (createBaton option directDatabase, or BATON_DIRECT_DATABASE_URL)');
     }
     const readOnly = options.readOnly ? { options: '-c default_transaction_read_only=on' } : {};
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: options.pgbouncer && options.readOnly ? options.directUrl : connectionString,
-      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      max: poolSize,
       application_name: 'baton',
       ...readOnly,
     });
@@ -174,6 +185,7 @@ export class PostgresStore extends DriverStore<PgContext> {
       operations,
     );
     this.schema = schema;
+    this.claimsInFlight = poolSize;
     this.#channel = channel;
     this.#fill = (text) => statement(null, text).text;
     this.#pool = pool;

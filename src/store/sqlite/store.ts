@@ -71,6 +71,8 @@ const operations: Operations<SqliteContext> = retryWhileBusy({ ...jobs, ...jobLe
  */
 export class SqliteStore extends DriverStore<SqliteContext> {
   readonly driver = 'sqlite';
+  /** One connection, one writer: one claim at a time. */
+  readonly claimsInFlight = 1;
   readonly clock: Clock = systemClock;
   readonly #db: Database.Database;
   readonly #migrations: Migration[];
