@@ -37,8 +37,10 @@ const NEW_VALUES = JOB_COLUMNS.map((c) => `NEW.${c}`).join(', ');
  *     (it is in `jobs` by then); a move's DELETE from `jobs` runs `jobs_key_delete`
  *     alone, and deleting a queued job deletes its steps and messages itself
  *     (sqlite/job-bulk.ts).
- *   - `jobs_child_ended` fires when a child arrives in `jobs_finished` (during the
- *     completion's move its own row is still in `jobs`: not counted as live).
+ *   - `jobs_child_ended` fires when a child arrives in `jobs_finished`. During the
+ *     completion's move the rows it copied are still in `jobs` until its DELETE: a
+ *     child counts as live only when it is not in `jobs_finished` yet (so the last of
+ *     several children completed in one batch wakes the parent).
  * - A schedule's tick stays unique across both tables, as on PostgreSQL: unique indexes
  *   `jobs_schedule_tick` on `jobs` and `jobs_finished_schedule_tick` on `jobs_finished`,
  *   and `jobs_tick_finished` refuses (a UNIQUE error, as PostgreSQL's
@@ -104,7 +106,7 @@ export const migration: Migration = {
       UPDATE jobs SET run_at = min(run_at, NEW.finished_at)
       WHERE id = NEW.parent_id AND state = 'queued' AND json_extract(wait, '$.kind') = 'children'
         AND (NEW.state <> 'completed' OR NOT EXISTS (SELECT 1 FROM json_each(jobs.wait, '$.ids') w JOIN jobs c ON c.id = w.value
-          WHERE c.id <> NEW.id AND c.state IN ('queued', 'running')));
+          WHERE c.state IN ('queued', 'running') AND NOT EXISTS (SELECT 1 FROM jobs_finished f WHERE f.id = c.id)));
     END;
     CREATE TRIGGER jobs_tick_finished BEFORE INSERT ON jobs
       WHEN NEW.schedule_name IS NOT NULL AND NEW.scheduled_for IS NOT NULL AND EXISTS (SELECT 1 FROM jobs_finished f
