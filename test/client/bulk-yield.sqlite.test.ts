@@ -13,13 +13,15 @@ import { waitForEvent } from '../helpers/events.js';
 
 /**
  * `count` completed jobs finished at `from`, `from + 1`… (ms since the epoch), written
- * straight into the file by another connection (ids after the existing ones).
+ * straight into the file by another connection (ids after the existing ones), in jobs_finished.
  */
 function insertFinished(path: string, count: number, from: number): void {
   const db = new Database(path);
   db.prepare(`WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ? - 1)
     INSERT INTO jobs (queue, task, payload, state, run_at, attempt, max_attempts, created_at, finished_at)
     SELECT 'default', 'done', 'null', 'completed', ? + n, 1, 1, ? + n, ? + n FROM seq`).run(count, from, from, from);
+  // Finished jobs live in jobs_finished (migration 25); ids drawn by jobs' AUTOINCREMENT.
+  db.exec(`INSERT INTO jobs_finished SELECT * FROM jobs WHERE state = 'completed'; DELETE FROM jobs WHERE state = 'completed'`);
   db.close();
 }
 

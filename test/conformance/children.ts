@@ -80,6 +80,18 @@ export function childTests(h: Harness): void {
       expect(ms((await get(store, parent.id)).runAt)!).toBeLessThan(253402300799999);
     });
 
+    it('children completed together in one batch make the parent due', async () => {
+      const { store } = await h.setup();
+      const parent = await running(store);
+      const ids = (await enqueue(store, parent, [kid('s1', 1), kid('s2', 2)])).map((x) => x.childId);
+      await waitFor(store, parent, ids, T0 + 30);
+      const c1 = await claimOne(store, { tasks: ['kid'], queues: ['kids'] });
+      const c2 = await claimOne(store, { tasks: ['kid'], queues: ['kids'] });
+      const items = [c1, c2].map((c) => ({ id: c.id, token: c.leaseToken, result: '1' }));
+      expect((await store.jobCompleteMany({ items, now: T0 + 40 })).completed.sort((a, b) => a - b)).toEqual([c1.id, c2.id].sort((a, b) => a - b));
+      expect(ms((await get(store, parent.id)).runAt)!).toBeLessThan(253402300799999);
+    });
+
     it('a child that fails wakes the parent at once; a suspension whose children already ended is due at once', async () => {
       const { store } = await h.setup();
       const parent = await running(store);

@@ -8,8 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { JOB_COLUMNS } from '../../src/store/postgres/move.js';
-import type { NewJob } from '../../src/store/store.js';
 import { tempDatabase } from '../helpers/db.js';
+import { tableJob, rowsByTable } from '../helpers/job-tables.js';
 import { rawQuery } from '../helpers/raw.js';
 
 const stores: PostgresStore[] = [];
@@ -24,23 +24,8 @@ async function openStore(db: ReturnType<typeof tempDatabase>, options: Construct
   return store;
 }
 
-const job = (n: number, over: Partial<NewJob> = {}): NewJob => ({
-  queue: 'default',
-  task: 't',
-  payload: JSON.stringify({ n }),
-  priority: 0,
-  runAt: 0,
-  maxAttempts: 1,
-  timeoutMs: null,
-  key: null,
-  ...over,
-});
-
-/** Ids in each table. */
-async function where(db: ReturnType<typeof tempDatabase>) {
-  const ids = async (table: string) => (await rawQuery<{ id: string; state: string }>(db, `SELECT id, state FROM ${table} ORDER BY id`)).map((r) => `${r.id}:${r.state}`);
-  return { live: await ids('jobs'), finished: await ids('jobs_finished') };
-}
+const job = tableJob;
+const where = rowsByTable;
 
 describe('finished jobs in jobs_finished (PostgreSQL)', () => {
   it('the column list of the moves is the columns of jobs, jobs_finished and jobs_all, in order', async () => {

@@ -14,10 +14,11 @@ export async function jobEnqueueChildren(ctx: SqliteContext, { id, token, attemp
     });
     const fresh = children.map((c, i) => ({ c, i })).filter(({ i }) => out[i] === undefined);
     const inserted = insertMany(ctx, fresh.map(({ c }) => ({ ...c.child, key: null })), now);
-    const adopt = ctx.sql('UPDATE jobs SET parent_id = ?, parent_step = ? WHERE id = ?');
+    // A child a key strategy cancelled on insert is in jobs_finished already.
+    const adopt = [ctx.sql('UPDATE jobs SET parent_id = ?, parent_step = ? WHERE id = ?'), ctx.sql('UPDATE jobs_finished SET parent_id = ?, parent_step = ? WHERE id = ?')];
     fresh.forEach(({ c, i }, n) => {
       const childId = inserted[n]!.job.id;
-      adopt.run(id, c.step, childId);
+      for (const statement of adopt) statement.run(id, c.step, childId);
       saveStep(ctx, id, { name: c.step, seq: c.seq, state: 'completed', attempt, tries: 1, startedAt: now, finishedAt: now, result: String(childId), error: null });
       out[i] = { childId, inserted: { ...inserted[n]!.job, parentId: id } };
     });
@@ -28,7 +29,7 @@ export async function jobEnqueueChildren(ctx: SqliteContext, { id, token, attemp
 export async function jobChildren(ctx: SqliteContext, { id }: StoreParams<'jobChildren'>): Promise<ChildRecord[]> {
   return ctx.sql(`SELECT id, task, state, result,
       CASE state WHEN 'failed' THEN json_extract(errors, '$[#-1].message') WHEN 'cancelled' THEN cancel_reason END AS error
-    FROM jobs WHERE parent_id = ? ORDER BY id`).all(id) as ChildRecord[];
+    FROM jobs_all WHERE parent_id = ? ORDER BY id`).all(id) as ChildRecord[];
 }
 
 /** SQLite: the change watch sees every commit; nothing to register. */

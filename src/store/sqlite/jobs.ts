@@ -7,7 +7,8 @@ import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJ
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
-import { CANCEL_CHILDREN, CANCEL_REQUESTED, FRESH_STEPS, RETRIED, withEvent } from './timeline.js';
+import { DELETE_MOVED, finishedInsert, jobTable, moveBack } from './move.js';
+import { CANCEL_CHILDREN, CANCEL_REQUESTED, withEvent } from './timeline.js';
 
 /** The jobs operations of the SQLite driver; see the Store interface for each contract. */
 
@@ -80,7 +81,8 @@ export function insertMany(ctx: SqliteContext, jobs: NewJob[], now: number): Ins
     // out is in input order, as are jobs.
     const created = out.flatMap((o, i) => (o.created ? [{ id: o.job.id, job: jobs[i]! }] : []));
     if (!applyKeyStrategies(ctx, created, now)) return out;
-    const reread = ctx.sql('SELECT * FROM jobs WHERE id = ?');
+    // A strategy may have cancelled a job just inserted, moving it to jobs_finished.
+    const reread = ctx.sql('SELECT * FROM jobs_all WHERE id = ?');
     return out.map((o) => (o.created ? { job: rowToJob(reread.get(o.job.id) as JobRow), created: true } : o));
   });
 }
@@ -172,12 +174,25 @@ function claimFlow(ctx: SqliteContext, params: ClaimParams): JobRow[] {
   // and the best @limit by turn, priority, run_at and id are claimed. A queue with a
   // concurrency limit (migration 11) gets at most `room` = limit − its running jobs; one
   // with a rate limit (migration 13), at most rate − its starts in the window (the lesser
-  // of the two), and a key under a per-key rate at most its own rate room. The trigger
-  // jobs_rate_start logs each start a rate counts in this same statement.
+  // of the two), and a key under a per-key rate at most its own rate room. RATE_STARTS
+  // then logs each start a rate counts, in the same transaction.
   // Every count is read in this same write transaction: SQLite runs one writer at a time,
   // so no other claim can start jobs between the count and the update.
-  return ctx.sql(CLAIM_FLOW).all(params) as JobRow[];
+  const rows = ctx.sql(CLAIM_FLOW).all(params) as JobRow[];
+  if (rows.length > 0) ctx.sql(RATE_STARTS).run({ ids: JSON.stringify(rows.map((r) => r.id)) });
+  return rows;
 }
+
+/**
+ * The starts a rate counts of the jobs @ids (a JSON array) just claimed: one row each
+ * whose queue has a rate, or a per-key rate and the job a key (migration 13). Only a
+ * claim starts a job, and the plain claim serves no queue with a rate nor keyed jobs,
+ * so this is written here, not by a trigger every claimed row would run (migration 25).
+ */
+const RATE_STARTS = `INSERT INTO rate_limit_starts (queue, key, started_at)
+  SELECT j.queue, j.concurrency_key, j.started_at FROM jobs j
+  WHERE j.id IN (SELECT value FROM json_each(@ids)) AND EXISTS (SELECT 1 FROM queues WHERE name = j.queue
+    AND (rate_limit IS NOT NULL OR (key_rate_limit IS NOT NULL AND j.concurrency_key IS NOT NULL)))`;
 
 /** {@link claimFlow}'s statement (see {@link CLAIM_PLAIN} for why a constant). */
 const CLAIM_FLOW = `WITH RECURSIVE served(queue, room) AS (
@@ -218,7 +233,6 @@ const CLAIM_FLOW = `WITH RECURSIVE served(queue, room) AS (
     RETURNING *`;
 
 export async function jobCompleteMany(ctx: SqliteContext, p: StoreParams<'jobCompleteMany'>): Promise<CompletedJobs> {
-  // Without follow-ups the completion is one statement, atomic by itself.
   return hasFollowUps(p.items) ? ctx.transaction(() => complete(ctx, p)) : complete(ctx, p);
 }
 
@@ -227,20 +241,29 @@ export async function jobCompleteAndClaim(ctx: SqliteContext, p: StoreParams<'jo
   return ctx.transaction(() => ({ ...complete(ctx, p), claimed: claim(ctx, p) }));
 }
 
-/** jobCompleteMany's statement, then the completed items' follow-ups (in the caller's transaction when there are any). */
+/** jobCompleteMany's statements, then the completed items' follow-ups (in the caller's transaction when there are any). */
 function complete(ctx: SqliteContext, { items, now }: StoreParams<'jobCompleteMany'>): CompletedJobs {
   if (items.length === 0) return { completed: [], enqueued: [] };
-  const completed = ctx.sql(COMPLETE).pluck().all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as number[];
+  const completed = ctx.transaction(() => {
+    const ids = ctx.sql(COMPLETE).pluck().all({ now, items: JSON.stringify(items.map((i) => [i.id, i.token, i.result])) }) as number[];
+    if (ids.length > 0) ctx.sql(DELETE_MOVED).run({ ids: JSON.stringify(ids) });
+    return ids;
+  });
   if (!hasFollowUps(items)) return { completed, enqueued: [] };
   const followUps = followUpsOf(items, completed);
   return { completed, enqueued: followUps.split(insertMany(ctx, followUps.jobs, now)) };
 }
 
-/** {@link complete}'s statement: the jobs of @items, a JSON array of [id, token, result], completed at @now. */
-const COMPLETE = `UPDATE jobs SET state = 'completed', result = json_extract(value, '$[2]'), finished_at = @now, ${END_ATTEMPT}
-  FROM json_each(@items)
-  WHERE jobs.id = json_extract(value, '$[0]') AND jobs.lease_token = json_extract(value, '$[1]') AND jobs.state = 'running'
-  RETURNING id`;
+/**
+ * {@link complete}'s move: the jobs of @items, a JSON array of [id, token, result], still
+ * running under that token, copied to jobs_finished completed at @now (END_ATTEMPT's
+ * values), then deleted from jobs.
+ */
+const COMPLETE = finishedInsert(
+  { state: "'completed'", result: "json_extract(value, '$[2]')", finished_at: '@now', last_worker: 'j.lease_owner', wait: 'NULL', lease_owner: 'NULL', lease_expires_at: 'NULL' },
+  'json_each(@items) JOIN jobs j ON j.id = json_extract(value, \'$[0]\')',
+  "j.lease_token = json_extract(value, '$[1]') AND j.state = 'running'",
+);
 
 export async function jobFail(ctx: SqliteContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
   const set =
@@ -282,7 +305,7 @@ export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause
 
 export async function jobCancel(ctx: SqliteContext, { id, reason, by = null, now }: StoreParams<'jobCancel'>): Promise<{ job: Job; outcome: CancelOutcome } | null> {
   return ctx.transaction(() => {
-    const row = ctx.sql('SELECT state FROM jobs WHERE id = ?').get(id) as { state: string } | undefined;
+    const row = ctx.sql('SELECT state FROM jobs_all WHERE id = ?').get(id) as { state: string } | undefined;
     if (!row) return null;
     let outcome: CancelOutcome = 'unchanged';
     if (row.state === 'queued') {
@@ -295,21 +318,20 @@ export async function jobCancel(ctx: SqliteContext, { id, reason, by = null, now
       outcome = 'requested';
     }
     if (outcome !== 'unchanged') for (const statement of CANCEL_CHILDREN) ctx.sql(statement).run({ parents: `[${id}]`, now });
-    return { job: rowToJob(ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), outcome };
+    return { job: rowToJob(ctx.sql('SELECT * FROM jobs_all WHERE id = ?').get(id) as JobRow), outcome };
   });
 }
 
 export async function jobRetry(ctx: SqliteContext, { id, now, fresh = false }: StoreParams<'jobRetry'>): Promise<{ job: Job; retried: boolean } | null> {
   return ctx.transaction(() => {
-    const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const row = ctx.sql('SELECT * FROM jobs_all WHERE id = ?').get(id) as JobRow | undefined;
     if (!row) return null;
     if (row.state !== 'failed' && row.state !== 'cancelled') return { job: rowToJob(row), retried: false };
     if (row.key !== null && ctx.sql(`SELECT 1 FROM jobs WHERE ${LIVE_KEY}`).get(row.key)) {
       throw new ConflictError(`job ${id} cannot be retried: another job with key "${row.key}" is queued or running`, row.state);
     }
-    const updated = ctx.sql(`UPDATE jobs SET ${RETRIED} WHERE id = @id RETURNING *`).get({ id, now, fresh: fresh ? 1 : 0 }) as JobRow;
-    if (fresh) ctx.sql(FRESH_STEPS).run({ id, fresh: 1 });
-    return { job: rowToJob(updated), retried: true };
+    moveBack(ctx, id, now, fresh);
+    return { job: rowToJob(ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow), retried: true };
   });
 }
 
@@ -317,18 +339,18 @@ export async function jobPromote(ctx: SqliteContext, { id, now }: StoreParams<'j
   return ctx.transaction(() => {
     const promoted = ctx.sql(`UPDATE jobs SET run_at = @now, timeline = ${PROMOTED} WHERE id = @id AND state = 'queued' AND run_at > @now AND wait IS NULL RETURNING *`).get({ id, now }) as JobRow | undefined;
     if (promoted) return { job: rowToJob(promoted), promoted: true };
-    const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const row = ctx.sql('SELECT * FROM jobs_all WHERE id = ?').get(id) as JobRow | undefined;
     return row ? { job: rowToJob(row), promoted: false } : null;
   });
 }
 
 export async function jobGet(ctx: SqliteContext, { id }: StoreParams<'jobGet'>): Promise<Job | null> {
-  const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  const row = ctx.sql('SELECT * FROM jobs_all WHERE id = ?').get(id) as JobRow | undefined;
   return row ? rowToJob(row) : null;
 }
 
 export async function jobTimeline(ctx: SqliteContext, { id }: StoreParams<'jobTimeline'>): Promise<JobTimelineRecord | null> {
-  const row = ctx.sql('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  const row = ctx.sql('SELECT * FROM jobs_all WHERE id = ?').get(id) as JobRow | undefined;
   return row ? rowToJobTimeline(row) : null;
 }
 
@@ -351,7 +373,8 @@ export async function jobList(ctx: SqliteContext, p: StoreParams<'jobList'>): Pr
   if (p.queue) where.push('queue = @queue');
   if (p.task) where.push('task = @task');
   if (p.beforeId !== undefined) where.push('id < @beforeId');
-  const rows = ctx.sql(`SELECT ${SUMMARY} FROM jobs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
+  // One query over the table(s) the state filter needs (jobTable).
+  const rows = ctx.sql(`SELECT ${SUMMARY} FROM ${jobTable(p.state ? [p.state] : undefined)} WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`).all({
     state: p.state ?? null,
     queue: p.queue ?? null,
     task: p.task ?? null,

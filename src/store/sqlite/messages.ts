@@ -10,7 +10,7 @@ import { holds, saveStep } from './step-rows.js';
 export async function jobMessageSend(ctx: SqliteContext, { target, topic, payload, idempotencyKey, now }: StoreParams<'jobMessageSend'>): Promise<SentMessage> {
   return ctx.transaction(() => {
     const job = ('id' in target
-      ? ctx.sql('SELECT id, state FROM jobs WHERE id = ?').get(target.id)
+      ? ctx.sql('SELECT id, state FROM jobs_all WHERE id = ?').get(target.id)
       : ctx.sql("SELECT id, state FROM jobs WHERE key = ? AND state IN ('queued', 'running')").get(target.key)) as { id: number; state: string } | undefined;
     if (!job) throw new NotFoundError('id' in target ? `job ${target.id} not found` : `no queued or running job has key "${target.key}"`);
     if (job.state !== 'queued' && job.state !== 'running') {

@@ -19,7 +19,7 @@ export async function queueKnown(ctx: SqliteContext, { name, now }: StoreParams<
   return (
     ctx.sql(`SELECT EXISTS (SELECT 1 FROM queues WHERE name = @name)
       OR EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued','running') AND queue = @name)
-      OR EXISTS (SELECT 1 FROM jobs WHERE finished_at IS NOT NULL AND queue = @name)
+      OR EXISTS (SELECT 1 FROM jobs_finished WHERE queue = @name)
       OR EXISTS (SELECT 1 FROM workers, json_each(workers.queues) AS q WHERE workers.expires_at > @now AND q.value = @name) AS known`)
       .get({ name, now }) as { known: number }
   ).known === 1;

@@ -2,7 +2,7 @@ import { checkDeleteBatch } from '../delete-batch.js';
 import type { FinishedState, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 
-/** Deleting finished jobs on SQLite (retention, purges); see the Store interface for each contract. */
+/** Deleting finished jobs on SQLite (retention, purges), all in `jobs_finished` (migration 25); see the Store interface for each contract. */
 
 /**
  * Free pages handed back to the file system after a delete batch, at most: a batch
@@ -25,7 +25,7 @@ function finishedSelect(states: FinishedState[], p: StoreParams<'jobDeleteFinish
   if (p.task !== undefined) where.push('task = @task');
   if (p.exceptQueues?.length) where.push('queue NOT IN (SELECT value FROM json_each(@exceptQueues))');
   if (p.exceptTasks?.length) where.push('task NOT IN (SELECT value FROM json_each(@exceptTasks))');
-  const branches = states.map((_, i) => `SELECT * FROM (SELECT id, finished_at FROM jobs WHERE state = @s${i} AND ${where.join(' AND ')} ORDER BY finished_at, id LIMIT @limit)`);
+  const branches = states.map((_, i) => `SELECT * FROM (SELECT id, finished_at FROM jobs_finished WHERE state = @s${i} AND ${where.join(' AND ')} ORDER BY finished_at, id LIMIT @limit)`);
   return `SELECT id FROM (${branches.join(' UNION ALL ')}) ORDER BY finished_at, id LIMIT @limit`;
 }
 
@@ -50,7 +50,7 @@ export async function jobDeleteFinished(ctx: SqliteContext, p: StoreParams<'jobD
   if (p.task !== undefined) values.task = p.task;
   if (p.exceptQueues?.length) values.exceptQueues = JSON.stringify(p.exceptQueues);
   if (p.exceptTasks?.length) values.exceptTasks = JSON.stringify(p.exceptTasks);
-  return deleteAndReclaim(ctx, `DELETE FROM jobs WHERE id IN (${finishedSelect(states, p)})`, values);
+  return deleteAndReclaim(ctx, `DELETE FROM jobs_finished WHERE id IN (${finishedSelect(states, p)})`, values);
 }
 
 export async function jobDeleteFinishedBeyond(ctx: SqliteContext, { queue, keep, limit }: StoreParams<'jobDeleteFinishedBeyond'>): Promise<number> {
@@ -59,10 +59,10 @@ export async function jobDeleteFinishedBeyond(ctx: SqliteContext, { queue, keep,
   // Fewer than `keep` finished jobs: the boundary is NULL and nothing matches.
   const older = keep === 0
     ? ''
-    : `AND (finished_at, id) < (SELECT finished_at, id FROM jobs INDEXED BY jobs_finished_queue WHERE queue = @queue AND finished_at IS NOT NULL
+    : `AND (finished_at, id) < (SELECT finished_at, id FROM jobs_finished INDEXED BY jobs_finished_queue WHERE queue = @queue AND finished_at IS NOT NULL
          ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET @offset)`;
-  return deleteAndReclaim(ctx, `DELETE FROM jobs WHERE id IN (
-      SELECT id FROM jobs INDEXED BY jobs_finished_queue
+  return deleteAndReclaim(ctx, `DELETE FROM jobs_finished WHERE id IN (
+      SELECT id FROM jobs_finished INDEXED BY jobs_finished_queue
       WHERE queue = @queue AND finished_at IS NOT NULL AND state IN ('completed', 'failed', 'cancelled') ${older}
       ORDER BY finished_at, id LIMIT @limit)`, keep === 0 ? { queue, limit } : { queue, limit, offset: keep - 1 });
 }

@@ -69,7 +69,7 @@ export async function scheduleAdvance(ctx: SqliteContext, p: StoreParams<'schedu
     // The overlap policy, as concurrency strategies of the schedule's key (oldest tick first);
     // the jobs are read again only when a strategy changed one.
     if (!applyKeyStrategies(ctx, inserted, p.now)) return { advanced: true, jobs: inserted.map(({ row }) => rowToJob(row)) };
-    const read = ctx.sql('SELECT * FROM jobs WHERE id = ?');
+    const read = ctx.sql('SELECT * FROM jobs_all WHERE id = ?');
     return { advanced: true, jobs: inserted.map(({ id }) => rowToJob(read.get(id) as JobRow)) };
   });
 }

@@ -15,7 +15,7 @@ const WAIT_DUE = `CASE
     WHERE m.job_id = jobs.id AND m.topic = json_extract(@wait, '$.topic') AND m.taken_at IS NULL) THEN @now
   WHEN json_extract(@wait, '$.kind') = 'children' AND (
     NOT EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('queued', 'running'))
-    OR EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs c ON c.id = w.value WHERE c.state IN ('failed', 'cancelled'))) THEN @now
+    OR EXISTS (SELECT 1 FROM json_each(@wait, '$.ids') w JOIN jobs_finished c ON c.id = w.value WHERE c.state IN ('failed', 'cancelled'))) THEN @now
   ELSE @runAt END`;
 
 /**

@@ -1,4 +1,5 @@
 import type { Migration } from '../../migrate.js';
+import { createJobTable } from './job-table.js';
 
 /**
  * The SQLite schema of the first release, created in one step: the pre-release chain
@@ -43,41 +44,7 @@ export const migration: Migration = {
   version: 24,
   name: 'baseline',
   sql: `
-    CREATE TABLE jobs (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      queue TEXT NOT NULL,
-      task TEXT NOT NULL,
-      payload TEXT NOT NULL,
-      state TEXT NOT NULL CHECK (state IN ('queued','running','completed','failed','cancelled')),
-      priority INTEGER NOT NULL DEFAULT 0,
-      run_at INTEGER NOT NULL,
-      attempt INTEGER NOT NULL DEFAULT 0,
-      max_attempts INTEGER NOT NULL,
-      timeout_ms INTEGER,
-      key TEXT,
-      progress TEXT,
-      checkpoint TEXT,
-      result TEXT,
-      errors TEXT NOT NULL DEFAULT '[]',
-      cancel_requested_at INTEGER,
-      cancel_reason TEXT,
-      created_at INTEGER NOT NULL,
-      started_at INTEGER,
-      finished_at INTEGER,
-      lease_owner TEXT,
-      lease_expires_at INTEGER,
-      lease_token INTEGER NOT NULL DEFAULT 0,
-      schedule_name TEXT,
-      scheduled_for INTEGER,
-      concurrency_key TEXT,
-      concurrency_limit INTEGER CHECK (concurrency_limit > 0),
-      trace_context TEXT,
-      timeline TEXT NOT NULL DEFAULT '[]',
-      last_worker TEXT,
-      wait TEXT,
-      parent_id INTEGER,
-      parent_step TEXT
-    );
+    ${createJobTable('jobs', 'INTEGER PRIMARY KEY AUTOINCREMENT', "'queued','running','completed','failed','cancelled'")}
     -- In the order of the pre-release chain, so that the planner sees the same list of indexes.
     CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'running';
     CREATE UNIQUE INDEX jobs_key ON jobs (key) WHERE key IS NOT NULL AND state IN ('queued','running');
