@@ -146,6 +146,14 @@ describe('the fleet under faults (PostgreSQL)', () => {
         const workers = [w1!, w2!, w3!];
         const jobs = await baton.enqueueMany(Array.from({ length: JOBS }, (_, n) => ({ task: 'sleepy', payload: payloadOf(n), options: { maxAttempts: 10 } })));
         expect(jobs).toHaveLength(JOBS);
+        // A replacement process takes 1–3 s to start, in which the others would drain on past
+        // the next fault's mark (all 5,000 were done before the restart once the workers got
+        // faster): the queue is paused while it starts, after the fault has landed.
+        const replaceWhilePaused = async (options: Record<string, unknown>) => {
+          await baton.queues.pause('default');
+          workers.push(await startWorker(db.url, ledgerPath, options));
+          await baton.queues.resume('default');
+        };
         const reached = (n: number) => until(async () => ((await completedCount(baton)) ?? 0) >= n, `${n} jobs completed`, 120_000);
         const timeline: Record<string, number> = {};
         const mark = async (label: string) => (timeline[label] = (await completedCount(baton)) ?? -1);
@@ -155,7 +163,7 @@ describe('the fleet under faults (PostgreSQL)', () => {
         w1!.kill('SIGKILL');
         expect(await w1!.exited).toEqual({ code: null, signal: 'SIGKILL' });
         await mark('sigkill');
-        workers.push(await startWorker(db.url, ledgerPath, WORKER));
+        await replaceWhilePaused(WORKER);
 
         // 2. SIGTERM W2: it drains briefly, hands its unfinished jobs back, and exits 0.
         await reached(JOBS * 0.35);
@@ -163,7 +171,7 @@ describe('the fleet under faults (PostgreSQL)', () => {
         const stopped = await w2!.waitFor((m) => m.type === 'stopped', 'W2 stopped', 60_000);
         expect(await w2!.exited).toEqual({ code: 0, signal: null });
         await mark('sigterm');
-        workers.push(await startWorker(db.url, ledgerPath, WORKER));
+        await replaceWhilePaused(WORKER);
 
         // 3. Restart PostgreSQL under the running fleet.
         await reached(JOBS * 0.55);
