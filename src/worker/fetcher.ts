@@ -1,5 +1,6 @@
 import type { ClaimedJob } from '../job/types.js';
 import { ClaimLoop } from './claim-loop.js';
+import { byPlaceInLine } from '../job/line.js';
 import { JobRun } from './executor.js';
 import type { WorkerState } from './state.js';
 
@@ -28,7 +29,8 @@ function slotCounts(state: WorkerState): SlotCounts & { byQueue: Map<string, Slo
 
 /**
  * Starts waiting runs (claimed ahead, `prefetch`; with per-queue slots, any claimed job)
- * in claim order into the free slots: the worker's, and with per-queue slots its queue's
+ * in their place in line (priority, runAt, id: claim order, also when two claims in
+ * flight returned out of order) into the free slots: the worker's, and with per-queue slots its queue's
  * too (a run whose queue is full is passed over, the next may start). One whose lease
  * ran out while it waited is dropped as lost instead (JobRun.start). Does nothing once
  * the worker is stopping: the shutdown releases them.
@@ -38,9 +40,11 @@ export function startWaiting(state: WorkerState): void {
   const counts = slotCounts(state);
   let free = state.options.concurrency - counts.busy;
   const slots = state.options.queueSlots;
-  for (const run of state.runs) {
+  const waiting: JobRun[] = [];
+  for (const run of state.runs) if (!run.started) waiting.push(run);
+  waiting.sort((a, b) => byPlaceInLine(a.job, b.job));
+  for (const run of waiting) {
     if (free <= 0) return;
-    if (run.started) continue;
     const queue = slots ? counts.byQueue!.get(run.job.queue)! : null;
     if (queue && queue.busy >= slots![run.job.queue]!) continue;
     if (run.start()) {

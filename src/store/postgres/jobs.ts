@@ -9,6 +9,7 @@ import { ASYNC_COMMIT, date, type PgContext } from './context.js';
 import { ENDED_ATTEMPT, FRESH_STEPS, moveJobs, RETRIED } from './move.js';
 import { handBackSql } from './hand-back.js';
 import { applyKeyStrategies } from './key-strategies.js';
+import { byPlaceInLine } from '../../job/line.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { ms, withEvent } from './timeline.js';
 
@@ -120,7 +121,7 @@ const claimValues = (p: StoreParams<'jobClaim'>): unknown[] =>
 
 /** Claimed rows in claim order (the function returns them in table order). */
 const inClaimOrder = (rows: JobRow[]): ClaimedJob[] =>
-  rows.map(rowToClaimedJob).sort((a, b) => a.priority - b.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+  rows.map(rowToClaimedJob).sort(byPlaceInLine);
 
 /** jobClaim's statement: `$1` now, then {@link claimValues}. */
 const CLAIM = 'SELECT * FROM :schema.claim_jobs($1, $2, $3, $4, $5, $6)';

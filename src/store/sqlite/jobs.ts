@@ -6,6 +6,7 @@ import { followUpsOf, hasFollowUps } from '../follow-ups.js';
 import type { CancelOutcome, CompletedJobs, InsertedJob, JobTimelineRecord, NewJob, StoreParams } from '../store.js';
 import type { SqliteContext } from './context.js';
 import { applyKeyStrategies } from './key-strategies.js';
+import { byPlaceInLine } from '../../job/line.js';
 import { rowToClaimedJob, rowToJob, rowToJobSummary, rowToJobTimeline, type JobRow, type JobSummaryRow } from './rows.js';
 import { DELETE_MOVED, finishedInsert, jobTable, moveBack } from './move.js';
 import { CANCEL_CHILDREN, CANCEL_REQUESTED, withEvent } from './timeline.js';
@@ -143,7 +144,7 @@ function claim(ctx: SqliteContext, p: StoreParams<'jobClaim'>): ClaimedJob[] {
     const plain = ctx.sql(PLAIN_CLAIM_APPLIES).pluck().get({ queues: params.queues }) === 1;
     return (plain ? claimPlain(ctx, params) : claimFlow(ctx, params));
   });
-  return rows.sort((a, b) => a.priority - b.priority || a.run_at - b.run_at || a.id - b.id).map(rowToClaimedJob);
+  return rows.map(rowToClaimedJob).sort(byPlaceInLine);
 }
 
 type ClaimParams = { workerId: string; expires: number; now: number; queues: string; tasks: string; limit: number };
