@@ -14,6 +14,9 @@ import { defineConfig } from 'vitest/config';
  * `vitest run` too. It always exists, so that command never fails for
  * want of a project; without PostgreSQL its tests are skipped with the reason in
  * BATON_FAULTS_SKIP.
+ *
+ * A fourth, `soak` (files named `*.soak.test.ts`), runs the fleet under the nemesis
+ * (issue 34) for BATON_SOAK_MINUTES on each driver: last and alone, after `faults`.
  */
 const postgresUrl = process.env.BATON_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -54,9 +57,9 @@ export default defineConfig({
     projects: [
       ...(onlyDriver === 'postgres'
         ? []
-        : [{ extends: true, test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/**/*.postgres.test.ts', 'test/faults/**'], env: { BATON_TEST_DRIVER: 'sqlite' } } }]),
+        : [{ extends: true, test: { ...shared, name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/**/*.postgres.test.ts', 'test/faults/**', 'test/**/*.soak.test.ts'], env: { BATON_TEST_DRIVER: 'sqlite' } } }]),
       ...(postgresUp
-        ? [{ extends: true, test: { ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/**/*.sqlite.test.ts', 'test/faults/**'], env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl } } }]
+        ? [{ extends: true, test: { ...shared, name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/**/*.sqlite.test.ts', 'test/faults/**', 'test/**/*.soak.test.ts'], env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl } } }]
         : []),
       {
         extends: true,
@@ -70,6 +73,20 @@ export default defineConfig({
           // Even a plain `vitest run` runs this group only after the others have finished.
           sequence: { groupOrder: 1 },
           env: { BATON_TEST_DRIVER: 'postgres', BATON_TEST_DATABASE_URL: postgresUrl, BATON_FAULTS_SKIP: faultsSkip },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...shared,
+          // The soak (test/soak/fleet.soak.test.ts, issue 34): four worker processes and the nemesis's
+          // CPU hogs take the whole machine, so it runs alone, last; its PostgreSQL run makes a cluster
+          // of its own. Each test sets its timeout from BATON_SOAK_MINUTES.
+          name: 'soak',
+          include: ['test/**/*.soak.test.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+          env: { BATON_FAULTS_SKIP: faultsSkip },
         },
       },
     ],

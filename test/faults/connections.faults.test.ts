@@ -15,20 +15,16 @@
  * fleet while the count is sampled; every job completes, and after a graceful stop
  * no worker connection is left.
  */
-import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Baton } from 'baton-jobs';
 import { ChildHandle } from '../helpers/child.js';
 import { openBaton, tempDir } from '../helpers/db.js';
 import { until } from '../helpers/events.js';
-import { freePort } from '../helpers/pgbouncer.js';
-
-const run = promisify(execFile);
+import { clusterSkipReason, createCluster, type ThrowawayCluster } from '../helpers/pg-cluster.js';
 
 const WORKERS = 40;
 const MAX_CONNECTIONS = 100;
@@ -38,16 +34,12 @@ const SHORT_JOBS = 400;
 /** Workers started at once: 40 Node processes starting together would starve a 2-core machine. */
 const START_BATCH = 4;
 
-const skipReason = process.env.BATON_FAULTS_SKIP || (existsSync('/usr/bin/pg_createcluster') ? '' : 'pg_createcluster is not installed');
-const version = process.env.BATON_FAULTS_PG_VERSION ?? '15';
-const cluster = `baton_fleet_${randomBytes(4).toString('hex')}`;
-let created = false;
+const skipReason = process.env.BATON_FAULTS_SKIP || clusterSkipReason;
+let cluster: ThrowawayCluster | undefined;
 
 // Whatever happened, the throwaway cluster goes (after the workers: hooks run last-registered first).
 afterAll(async () => {
-  if (!created) return;
-  const { stdout } = await run('pg_lsclusters', ['--no-header']);
-  if (stdout.split('\n').some((line) => line.split(/\s+/)[1] === cluster)) await run('pg_dropcluster', ['--stop', version, cluster], { timeout: 120_000 });
+  await cluster?.drop();
 });
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fleet-worker.mjs', import.meta.url));
@@ -84,10 +76,8 @@ const completed = async (baton: Baton) => (await baton.queueCounts()).filter((c)
 
 describe.skipIf(Boolean(skipReason))(`${WORKERS} worker processes on max_connections = ${MAX_CONNECTIONS}${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
   it(`each holds at most ${PER_PROCESS} connections; together they fit with headroom, run every job, and leave none behind`, async () => {
-    const port = await freePort();
-    created = true;
-    await run('pg_createcluster', [version, cluster, '--port', String(port), '--start', '-o', `max_connections=${MAX_CONNECTIONS}`, '--', '--auth-local=trust', '--auth-host=trust'], { timeout: 180_000 });
-    const base = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    cluster = await createCluster('baton_fleet', { max_connections: MAX_CONNECTIONS });
+    const base = cluster.url;
     const admin = new pg.Client({ connectionString: base, application_name: 'fleet_admin' });
     await admin.connect();
     try {

@@ -75,7 +75,7 @@ export function checkReRuns(history: History, reRuns: SoakReport['reRuns'], out:
       else if (end?.outcome === 'aborted' && end.reason === 'cancelled') out.push({ invariant: 'cancel', jobId, why: `run ${run.token} started after run ${before.token} was aborted by a cancel` });
       else {
         const kinds = end?.outcome === 'aborted' && end.reason === 'shutdown' ? (['sigterm'] as const) : HOLDER_FAULTS;
-        const fault = history.hit(before.pid, before.start, run.start, kinds);
+        const fault = history.hit(before.pid, before.heldFrom, run.start, kinds);
         if (fault) reRuns.explained[fault.fault]++;
         else out.push({ invariant: 'rerun', jobId, why: `run ${run.token} (pid ${run.pid}) after run ${before.token} (pid ${before.pid}, ${describeEnd(before)}), and no ${kinds.join('/')} hit pid ${before.pid} between` });
       }
@@ -86,17 +86,20 @@ export function checkReRuns(history: History, reRuns: SoakReport['reRuns'], out:
 const describeEnd = (run: Run) => (run.end ? `${run.end.outcome}${run.end.reason ? ` (${run.end.reason})` : ''}` : 'no end');
 
 /**
- * Two runs of one job overlapped only when the older one's holder was frozen or cut off
- * first (it lost its lease), or was SIGTERMed at least `abandonAfterMs` before the newer run
- * started (its handler outlived the drain and abort grace: abandoned and handed back by design).
+ * Two runs of one job overlapped (ran at the same time) only when the older one's holder
+ * was frozen or cut off first (it lost its lease), or was SIGTERMed at least
+ * `abandonAfterMs` before the newer run started (its handler outlived the drain and abort
+ * grace: abandoned and handed back by design). An older run whose handler began only
+ * after the newer one had ended (claimed, then frozen before its first line) did not
+ * overlap it: whether its writes were refused is {@link checkStaleWrites}'s question.
  */
 export function checkOverlaps(history: History, abandonAfterMs: number | undefined, out: Violation[]): void {
   for (const [jobId, runs] of history.runs) {
     for (const [i, older] of runs.entries()) {
       for (const newer of runs.slice(i + 1)) {
-        if (newer.start >= older.endAt) continue;
-        const term = abandonAfterMs === undefined ? undefined : history.hit(older.pid, older.start, newer.start - abandonAfterMs, ['sigterm']);
-        if (!term && !history.hit(older.pid, older.start, newer.start, LEASE_LOSS_FAULTS)) {
+        if (newer.start >= older.endAt || older.start >= newer.endAt) continue;
+        const term = abandonAfterMs === undefined ? undefined : history.hit(older.pid, older.heldFrom, newer.start - abandonAfterMs, ['sigterm']);
+        if (!term && !history.hit(older.pid, older.heldFrom, newer.start, LEASE_LOSS_FAULTS)) {
           out.push({ invariant: 'overlap', jobId, why: `run ${newer.token} (pid ${newer.pid}) started at ${newer.start} while run ${older.token} (pid ${older.pid}) ran until ${older.endAt}, and pid ${older.pid} was not frozen or cut off` });
         }
       }

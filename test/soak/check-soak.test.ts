@@ -52,6 +52,18 @@ describe('the soak checker', () => {
     expect(formatReport(checkSoak(h.input()))).toContain('violations: 1\n  [rerun] job 1: run 2 (pid 105) after run 1 (pid 100, returned), and no sigkill/sigterm/sigstop/net-cut hit pid 100 between');
   });
 
+  it('a run claimed just before its holder froze, whose handler began after the freeze and after the newer run ended: explained by the freeze, no overlap (seen in a soak)', () => {
+    // Claimed at 400 by pid 300, frozen over [401, 420]; run 2 elsewhere over [410, 412]; run 1's handler starts at 421 and its result write is refused.
+    const frozenAfterClaim = (freeze: boolean) => {
+      const h = cleanHistory().add(399, 2, { kind: 'job-enqueued', jobId: 32, task: 'short', queue: 'default' });
+      if (freeze) h.fault('sigstop', 300, 401, 420);
+      h.start(32, 2, 301, 410).write(32, 'result', 2, 1, 301, 411).end(32, 2, 301, 412, 'returned');
+      return h.start(32, 1, 300, 421, { claimedAt: 400 }).write(32, 'result', 1, 1, 300, 421.5).end(32, 1, 300, 422, 'returned').row(32, { resultRef: [2, 1] });
+    };
+    expect(caught(frozenAfterClaim(true))).toEqual([]);
+    expect(caught(frozenAfterClaim(false))).toEqual(only('rerun', 32));
+  });
+
   it('two runs overlapping when the holder was SIGTERMed, not frozen or cut off (unless past the abandon time)', () => {
     const h = cleanHistory().add(299, 2, { kind: 'job-enqueued', jobId: 30, task: 'long', queue: 'default' });
     h.start(30, 1, 200, 300).fault('sigterm', 200, 301).start(30, 2, 201, 305).write(30, 'result', 2, 1, 201, 305.5).end(30, 2, 201, 306, 'returned');

@@ -14,6 +14,12 @@ export interface Run {
   start: number;
   /** When the database claimed it, ms. */
   claimedAt: number;
+  /**
+   * When its holder took the job, ms: the claim, or the handler's start when that reads
+   * earlier. A fault from here on hit the run, also one that froze the holder between the
+   * claim and the handler's first line (which then records its start only after the freeze).
+   */
+  heldFrom: number;
   queue: string;
   key: string | null;
   checkpointSeen: WriteRef | null;
@@ -69,6 +75,7 @@ export function indexHistory(entries: readonly LedgerEntry[]): History {
       pid: start.pid,
       start: start.at,
       claimedAt: start.claimedAt,
+      heldFrom: Math.min(start.claimedAt, start.at),
       queue: start.queue,
       key: start.key,
       checkpointSeen: start.checkpointSeen,

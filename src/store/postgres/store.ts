@@ -320,13 +320,24 @@ export class PostgresStore extends DriverStore<PgContext> {
   }
 }
 
-/** Runs `fn` on one connection of `pool` inside BEGIN … COMMIT; ROLLBACK when it throws. */
+/**
+ * Runs `fn` on one connection of `pool` inside BEGIN … COMMIT; ROLLBACK when it throws.
+ * While the connection is checked out, pg-pool listens for none of its errors, and pg's
+ * Client emits 'error' whenever its connection ends unexpectedly (a server restart, a
+ * network cut), even during a query: unheard, that event would end the process. It is
+ * heard here; the statement in flight fails on its own (StoreError to the caller), and
+ * the broken connection is destroyed on release rather than returned to the pool.
+ */
 async function pooledTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => void (lost ??= error);
+  client.on('error', onError);
   try {
     return await transaction(client, fn);
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(lost);
   }
 }
 

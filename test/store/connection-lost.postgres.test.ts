@@ -1,0 +1,46 @@
+/**
+ * A pool connection that ends inside a transaction (the server restarted, the network
+ * cut) fails the call it carried, and nothing else: found by the soak (issue 34), where a
+ * worker process died of pg's unhandled 'error' event when the nemesis restarted the
+ * database or cut the worker off while a transaction (here a `send`) had its connection
+ * checked out of the pool. The test holds the job's row lock in a session of its own, so
+ * the send's transaction waits in the database; then it terminates the send's backend.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineTask, StoreError } from 'baton-jobs';
+import { openBaton, postgresUrl, tempDatabase } from '../helpers/db.js';
+import { until } from '../helpers/events.js';
+
+const task = defineTask('lost-conn', { handler: async () => null });
+
+const admins: pg.Client[] = [];
+afterEach(async () => {
+  for (const admin of admins.splice(0)) await admin.end();
+});
+
+describe('a pool connection lost inside a transaction (PostgreSQL)', () => {
+  it('fails that call with StoreError, raises no unhandled error event, and the next call works', async () => {
+    const db = tempDatabase();
+    const app = `lost_${randomBytes(4).toString('hex')}`;
+    const baton = await openBaton({ database: `${db.url}&application_name=${app}` });
+    const schema = new URL(db.url).searchParams.get('schema')!;
+    const job = await baton.enqueue(task, null);
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    admins.push(admin);
+    await admin.connect();
+    await admin.query('BEGIN');
+    await admin.query(`SELECT id FROM "${schema}".jobs WHERE id = $1 FOR UPDATE`, [job.id]);
+
+    const sending = baton.send(job.id, 'go', { n: 1 });
+    const blocked = async () => (await admin.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [app])).rows;
+    await until(async () => (await blocked()).length === 1, "the send's transaction to wait for the row lock");
+    await admin.query('SELECT pg_terminate_backend($1)', [(await blocked())[0]!.pid]);
+    await expect(sending).rejects.toThrow(StoreError);
+    await admin.query('ROLLBACK');
+
+    expect(await baton.send(job.id, 'go', { n: 2 })).toMatchObject({ jobId: job.id, created: true });
+  });
+});
