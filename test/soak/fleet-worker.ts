@@ -35,6 +35,7 @@ const worker = baton.worker({
   schedules,
   services,
   workerId: name,
+  retention: false,
   concurrency: FLEET.concurrency,
   leaseTtl: FLEET.leaseTtl,
   heartbeatInterval: FLEET.heartbeatInterval,
