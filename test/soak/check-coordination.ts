@@ -51,7 +51,7 @@ export function checkServices(history: History, out: Violation[]): number {
   for (const [i, older] of runs.entries()) {
     for (const newer of runs.slice(i + 1).filter((r) => r.start.service === older.start.service)) {
       if (newer.start.at >= older.endAt) continue;
-      if (history.hit(older.start.pid, older.start.at, newer.start.at, LEASE_LOSS_FAULTS)) continue;
+      if (history.explain(older.start.pid, older.start.at, newer.start.at, LEASE_LOSS_FAULTS)) continue;
       out.push({
         invariant: 'service-overlap',
         subject: older.start.service,

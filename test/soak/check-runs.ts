@@ -62,7 +62,8 @@ export function checkTerminal(input: SoakCheckInput, history: History, rows: Map
  * Why each run after a job's first exists. A run after a wait or snooze is a continuation,
  * after a throw or timeout a retry; after a shutdown it needs a nemesis SIGTERM of the
  * holder, and after anything else (returned but not stored, lease lost, no end) a kill,
- * SIGTERM, freeze or cut-off of the holder between its start and the next run's start.
+ * SIGTERM, freeze or cut-off of the holder between its claim and the next run's start (or,
+ * where a freeze stalls every process, a freeze of any: counted as `stalls`).
  * A run after a run aborted by its cancel is a `cancel` violation.
  */
 export function checkReRuns(history: History, reRuns: SoakReport['reRuns'], out: Violation[]): void {
@@ -75,8 +76,9 @@ export function checkReRuns(history: History, reRuns: SoakReport['reRuns'], out:
       else if (end?.outcome === 'aborted' && end.reason === 'cancelled') out.push({ invariant: 'cancel', jobId, why: `run ${run.token} started after run ${before.token} was aborted by a cancel` });
       else {
         const kinds = end?.outcome === 'aborted' && end.reason === 'shutdown' ? (['sigterm'] as const) : HOLDER_FAULTS;
-        const fault = history.hit(before.pid, before.heldFrom, run.start, kinds);
-        if (fault) reRuns.explained[fault.fault]++;
+        const why = history.explain(before.pid, before.heldFrom, run.start, kinds);
+        if (why?.stall) reRuns.stalls++;
+        else if (why) reRuns.explained[why.fault.fault]++;
         else out.push({ invariant: 'rerun', jobId, why: `run ${run.token} (pid ${run.pid}) after run ${before.token} (pid ${before.pid}, ${describeEnd(before)}), and no ${kinds.join('/')} hit pid ${before.pid} between` });
       }
     }
@@ -99,7 +101,7 @@ export function checkOverlaps(history: History, abandonAfterMs: number | undefin
       for (const newer of runs.slice(i + 1)) {
         if (newer.start >= older.endAt || older.start >= newer.endAt) continue;
         const term = abandonAfterMs === undefined ? undefined : history.hit(older.pid, older.heldFrom, newer.start - abandonAfterMs, ['sigterm']);
-        if (!term && !history.hit(older.pid, older.heldFrom, newer.start, LEASE_LOSS_FAULTS)) {
+        if (!term && !history.explain(older.pid, older.heldFrom, newer.start, LEASE_LOSS_FAULTS)) {
           out.push({ invariant: 'overlap', jobId, why: `run ${newer.token} (pid ${newer.pid}) started at ${newer.start} while run ${older.token} (pid ${older.pid}) ran until ${older.endAt}, and pid ${older.pid} was not frozen or cut off` });
         }
       }
@@ -135,7 +137,9 @@ export function checkStaleWrites(history: History, rows: Map<number, FinalJob>, 
 
 /**
  * Every cancel Baton accepted (outcome `cancelled` or `requested`) ended the job
- * `cancelled`, and no run of it was claimed after the cancel: none claimed later than the
+ * `cancelled` — unless, for a `requested` one, the job's last run returned before the
+ * request reached it (its signal never aborted) and the job ended `completed`, as
+ * docs/cancellation.md promises — and no run of it was claimed after the cancel: none claimed later than the
  * job's `startedAt` in the cancel's answer (its last claim before it), compared in the
  * database's own times, so no clock is trusted.
  */
@@ -143,7 +147,9 @@ export function checkCancels(history: History, rows: Map<number, FinalJob>, out:
   for (const cancel of history.of('cancel-requested')) {
     if (cancel.outcome === 'unchanged') continue;
     const row = rows.get(cancel.jobId);
-    if (row && row.state !== 'cancelled') out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `cancel answered ${cancel.outcome} (was ${cancel.stateSeen}) but the job ended ${row.state}` });
+    // A handler that returned before the request reached it has finished (docs/cancellation.md): completed, with its result.
+    const finishedFirst = cancel.outcome === 'requested' && row?.state === 'completed' && history.runs.get(cancel.jobId)?.at(-1)?.end?.outcome === 'returned';
+    if (row && row.state !== 'cancelled' && !finishedFirst) out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `cancel answered ${cancel.outcome} (was ${cancel.stateSeen}) but the job ended ${row.state}` });
     for (const run of history.runs.get(cancel.jobId) ?? []) {
       if (cancel.startedAt === null || run.claimedAt > cancel.startedAt) {
         out.push({ invariant: 'cancel', jobId: cancel.jobId, why: `run ${run.token} was claimed at ${run.claimedAt}, after the cancel at ${cancel.at} (the job's last claim then: ${cancel.startedAt ?? 'none'})` });

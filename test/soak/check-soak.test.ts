@@ -22,7 +22,7 @@ describe('the soak checker', () => {
     const report = checkSoak(cleanHistory().input());
     expect(report.violations).toEqual([]);
     expect(report.faults).toEqual({ sigkill: 1, sigterm: 1, sigstop: 1, 'net-cut': 0, 'db-restart': 1, 'cpu-hog': 1 });
-    expect(report.reRuns).toEqual({ explained: { sigkill: 1, sigterm: 1, sigstop: 1, 'net-cut': 0, 'db-restart': 0, 'cpu-hog': 0 }, retries: 1, continuations: 2 });
+    expect(report.reRuns).toEqual({ explained: { sigkill: 1, sigterm: 1, sigstop: 1, 'net-cut': 0, 'db-restart': 0, 'cpu-hog': 0 }, retries: 1, continuations: 2, stalls: 0 });
     expect(report.counts).toMatchObject({ jobs: 17, byState: { completed: 14, cancelled: 2, failed: 1 }, messagesSent: 1, messagesReceived: 1, children: 1, cancels: 2, ticks: 3, serviceRuns: 2, lockWrites: 3, lockRefusals: 1, limitSamples: 1 });
     expect(formatReport(report)).toMatch(/violations: 0$/);
   });
@@ -62,6 +62,17 @@ describe('the soak checker', () => {
     };
     expect(caught(frozenAfterClaim(true))).toEqual([]);
     expect(caught(frozenAfterClaim(false))).toEqual(only('rerun', 32));
+  });
+
+  it('on SQLite, runs that lost their leases while another process was frozen (holding the one write lock): explained as a stall, and only where freezes stall every process', () => {
+    // Pid 400 runs job 33 from 500; pid 401 is frozen over [505, 530]; pid 402 runs it again at 531 while 400's handler, its lease gone, ends at 532.
+    const h = cleanHistory().add(499, 2, { kind: 'job-enqueued', jobId: 33, task: 'short', queue: 'default' }).fault('sigstop', 401, 505, 530);
+    h.start(33, 1, 400, 500).write(33, 'result', 1, 1, 400, 520).end(33, 1, 400, 532, 'aborted', 'lease-lost');
+    h.start(33, 2, 402, 531).write(33, 'result', 2, 1, 402, 531.5).end(33, 2, 402, 531.6, 'returned').row(33, { resultRef: [2, 1] });
+    expect(caught(h)).toEqual(['rerun 33', 'overlap 33']);
+    const stalled = checkSoak({ ...h.input(), freezeStallsAll: true });
+    expect(stalled.violations).toEqual([]);
+    expect(stalled.reRuns.stalls).toBe(1);
   });
 
   it('two runs overlapping when the holder was SIGTERMed, not frozen or cut off (unless past the abandon time)', () => {
@@ -114,6 +125,15 @@ describe('the soak checker', () => {
     it('a cancel of a running job that ended completed', () => {
       const h = cleanHistory().row(7, { task: 'long', resultRef: [1, 1] }).write(7, 'result', 1, 1, 100, 81.5);
       expect(caught(h)).toEqual(only('cancel', 7));
+    });
+    it('not a running job whose handler returned before the request reached it (completed, as documented), but one that saw the cancel and still completed', () => {
+      const h = cleanHistory().add(398, 2, { kind: 'job-enqueued', jobId: 34, task: 'short', queue: 'default' });
+      h.start(34, 1, 105, 400).add(401, 4, { kind: 'cancel-requested', jobId: 34, outcome: 'requested', stateSeen: 'running', startedAt: 399 });
+      h.write(34, 'result', 1, 1, 105, 401.5).end(34, 1, 105, 401.6, 'returned').row(34, { resultRef: [1, 1] });
+      expect(caught(h)).toEqual([]);
+      h.entries.splice(h.entries.findIndex((e) => e.kind === 'run-end' && e.jobId === 34), 1);
+      h.end(34, 1, 105, 401.6, 'aborted', 'cancelled');
+      expect(caught(h)).toEqual(only('cancel', 34));
     });
     it('a job claimed after its cancel', () => {
       const h = cleanHistory().start(8, 1, 105, 90).end(8, 1, 105, 91, 'aborted', 'cancelled');

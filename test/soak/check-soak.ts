@@ -19,10 +19,10 @@ export type { FinalJob, SoakCheckInput, SoakReport, Violation } from './check-ty
  * @returns the report; the soak passed when `violations` is empty
  */
 export function checkSoak(input: SoakCheckInput): SoakReport {
-  const history = indexHistory(input.entries);
+  const history = indexHistory(input.entries, { freezeStallsAll: input.freezeStallsAll ?? false });
   const rows = new Map(input.jobs.map((j) => [j.id, j]));
   const violations: Violation[] = [];
-  const reRuns: SoakReport['reRuns'] = { explained: countByKind([]), retries: 0, continuations: 0 };
+  const reRuns: SoakReport['reRuns'] = { explained: countByKind([]), retries: 0, continuations: 0, stalls: 0 };
 
   checkTerminal(input, history, rows, violations);
   checkReRuns(history, reRuns, violations);
@@ -70,7 +70,7 @@ export function formatReport(report: SoakReport, most = 20): string {
   return [
     `jobs ${report.counts.jobs} ${JSON.stringify(report.counts.byState)}; runs ${report.counts.runs}; ledger events ${report.counts.events}`,
     `faults: ${faults}`,
-    `re-runs explained: ${explained}; retries ${report.reRuns.retries}; continuations ${report.reRuns.continuations}`,
+    `re-runs explained: ${explained}; by a freeze stalling the database ${report.reRuns.stalls}; retries ${report.reRuns.retries}; continuations ${report.reRuns.continuations}`,
     `lock writes ${report.counts.lockWrites} (${report.counts.lockRefusals} stale refused); ticks ${report.counts.ticks}; service runs ${report.counts.serviceRuns}`,
     `violations: ${report.violations.length}`,
     ...report.violations.slice(0, most).map((v) => `  [${v.invariant}]${v.jobId === undefined ? '' : ` job ${v.jobId}`}${v.subject === undefined ? '' : ` ${v.subject}`}: ${v.why}`),

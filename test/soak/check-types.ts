@@ -42,6 +42,8 @@ export interface SoakCheckInput {
    * job beside it is no overlap. @defaultValue none: a SIGTERM never explains an overlap
    */
   abandonAfterMs?: number;
+  /** A freeze of any process stalls every process (SQLite's one write lock): see `HistoryOptions` in history.ts. @defaultValue false */
+  freezeStallsAll?: boolean;
   /** An error message that fails a job at once (a non-retryable error the fleet throws on purpose). @defaultValue none */
   nonRetryableError?: RegExp;
 }
@@ -115,6 +117,8 @@ export interface SoakReport {
     retries: number;
     /** Runs after a durable wait or a snooze handed the job back. */
     continuations: number;
+    /** Runs after a run whose lease ran out while another process was frozen (only with `freezeStallsAll`): the database stalled for every process. */
+    stalls: number;
   };
   /** Broken invariants: the soak passes when there are none. */
   violations: Violation[];

@@ -43,12 +43,29 @@ export interface History {
    * fault's own interval intersects it); undefined when none did.
    */
   hit(pid: number, from: number, to: number, kinds: readonly FaultKind[]): EntryOf<'fault'> | undefined;
+  /**
+   * Why process `pid` may have lost what it held within [from, to]: a fault of one of `kinds`
+   * that hit it ({@link hit}); or, when freezes stall every process (`freezeStallsAll`) and
+   * `kinds` includes `sigstop`, a freeze of any process then (`stall` true). Undefined when neither.
+   */
+  explain(pid: number, from: number, to: number, kinds: readonly FaultKind[]): { fault: EntryOf<'fault'>; stall: boolean } | undefined;
   /** When process `pid` stopped for good after `after` (its exit, or a SIGKILL of it), ms; Infinity when it did not. */
   deathAfter(pid: number, after: number): number;
 }
 
+/** How the database the soak ran on shares faults between processes. */
+export interface HistoryOptions {
+  /**
+   * A freeze of any process may stall every process: on SQLite one write lock serves the
+   * whole file, and a process frozen inside a write transaction keeps it for the freeze, so
+   * no other process can renew a lease or store an outcome — a database outage for all.
+   * @defaultValue false (PostgreSQL: a frozen client holds only its own rows)
+   */
+  freezeStallsAll?: boolean;
+}
+
 /** Indexes `entries` (as {@link readLedger} returns them: ordered by time). */
-export function indexHistory(entries: readonly LedgerEntry[]): History {
+export function indexHistory(entries: readonly LedgerEntry[], options: HistoryOptions = {}): History {
   const byKind = new Map<string, LedgerEntry[]>();
   for (const entry of entries) {
     const list = byKind.get(entry.kind) ?? [];
@@ -86,12 +103,20 @@ export function indexHistory(entries: readonly LedgerEntry[]): History {
   }
   for (const list of runs.values()) list.sort((a, b) => a.token - b.token || a.start - b.start);
 
+  const within = (f: EntryOf<'fault'>, from: number, to: number) => f.startedAt <= to && f.endedAt >= from;
+  const hit = (pid: number, from: number, to: number, kinds: readonly FaultKind[]) => faults.find((f) => f.targetPid === pid && kinds.includes(f.fault) && within(f, from, to));
   return {
     entries,
     runs,
     faults,
     of,
-    hit: (pid, from, to, kinds) => faults.find((f) => f.targetPid === pid && kinds.includes(f.fault) && f.startedAt <= to && f.endedAt >= from),
+    hit,
+    explain: (pid, from, to, kinds) => {
+      const fault = hit(pid, from, to, kinds);
+      if (fault) return { fault, stall: false };
+      const freeze = options.freezeStallsAll && kinds.includes('sigstop') ? faults.find((f) => f.fault === 'sigstop' && within(f, from, to)) : undefined;
+      return freeze ? { fault: freeze, stall: true } : undefined;
+    },
     deathAfter,
   };
 }

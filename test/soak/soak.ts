@@ -21,6 +21,7 @@ import { FenceStore, serveFenceStore } from './fence-store.js';
 import { FLEET } from './fleet-tasks.js';
 import { LedgerWriter, readLedger } from './ledger.js';
 import { cpuHog, runNemesis } from './nemesis.js';
+import type { FaultKind } from './ledger-events.js';
 import { countByKind, planNemesis, type PlannedFault } from './nemesis-plan.js';
 import { Supervisor } from './supervisor.js';
 import { renderPng, timelineSvg } from './timeline.js';
@@ -35,6 +36,8 @@ export interface SoakOptions {
   seed: number;
   /** Where the ledger, the SQLite database, the worker logs and the report go (made if missing). */
   dir: string;
+  /** The fault kinds the nemesis draws from. @defaultValue every kind that applies to the driver */
+  faults?: readonly FaultKind[];
   /** Jobs the producer enqueues per second. @defaultValue 50 (with children and ticks, ~100,000 jobs in 30 minutes) */
   jobsPerSecond?: number;
   /** Progress lines (phases, faults planned), e.g. `console.log`. @defaultValue none */
@@ -86,7 +89,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await supervisor.start();
     const startedAt = Date.now();
     const durationMs = Math.round(options.minutes * 60_000);
-    const plan = planNemesis({ seed: options.seed, durationMs, driver: options.driver, leaseMs: FLEET.leaseTtl, workers: FLEET.workers, meanGapMs: 10_000 });
+    const plan = planNemesis({ seed: options.seed, durationMs, driver: options.driver, leaseMs: FLEET.leaseTtl, workers: FLEET.workers, meanGapMs: 10_000, ...(options.faults ? { kinds: options.faults } : {}) });
     log(`soak ${options.driver}: ${options.minutes} min, seed ${options.seed}, ${plan.length} faults planned ${JSON.stringify(countByKind(plan))}`);
 
     const traffic = new Traffic(baton, new LedgerWriter(ledgerDir, 'client'), { jobsPerSecond: options.jobsPerSecond ?? 50 });
@@ -125,10 +128,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       rateLimits: [{ scope: 'queue', name: FLEET.limited.name, limit: FLEET.limited.rate.limit, periodMs: FLEET.limited.rate.periodMs }],
       explainedCancelReason: CANCEL_REASON,
       abandonAfterMs: FLEET.drainTimeout + FLEET.abortGrace,
+      freezeStallsAll: options.driver === 'sqlite',
     });
     const title = `soak ${options.driver}, ${options.minutes} min, seed ${options.seed}`;
     const png = await renderPng(timelineSvg(entries, { title }), join(options.dir, 'timeline.png'));
-    const text = [`${title}: npm run soak -- --minutes ${options.minutes} --driver ${options.driver} --seed ${options.seed}`, formatReport(report)].join('\n');
+    const faults = options.faults ? ` --faults ${options.faults.join(',')}` : '';
+    const text = [`${title}: npm run soak -- --minutes ${options.minutes} --driver ${options.driver} --seed ${options.seed}${faults}`, formatReport(report)].join('\n');
     writeFileSync(join(options.dir, 'report.txt'), `${text}\n`);
     return { report, plan, text, png, unfinished };
   } finally {
