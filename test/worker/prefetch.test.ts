@@ -62,7 +62,14 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     for (const n of [0, 2, 3, 4, 5, 6]) await finish(n);
     const done = await all;
     expect(done.map((e) => e.job.id).sort((a, b) => a - b)).toEqual(ids);
-    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    if (baton.store.claimsInFlight === 1) expect(started).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    else {
+      // Jobs 5 and 6 are claimed by two claims in flight together (PostgreSQL), one per freed
+      // slot; the one that returns first starts first when a slot is free on its return
+      // (claims-overlap.postgres.test.ts holds both jobs and shows place in line then).
+      expect(started.slice(0, 5)).toEqual([0, 1, 2, 3, 4]);
+      expect([...started].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    }
     expect(maxActive()).toBe(2);
     for (const id of ids) expect(await baton.getJob(id)).toMatchObject({ state: 'completed', attempt: 1 });
     await worker.stop();
