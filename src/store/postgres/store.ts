@@ -199,6 +199,12 @@ export class PostgresStore extends DriverStore<PgContext> {
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
     pool.on('error', (error) => this.#onError(error, 'pool'));
+    // A client checked out of the pool has no pool listener, and pg's Client emits 'error'
+    // for a connection that ends or a FATAL message (57P01 on a server restart) that no query
+    // awaits: unheard, the process ends (seen in the soak, issue 34, on a database restart).
+    // Every client the pool makes keeps this listener for life; the statement the error
+    // reaches fails on its own, and the pool drops the broken client on release.
+    pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** The server's time: this host's clock plus the offset of the latest {@link clockSync}. */
