@@ -24,9 +24,11 @@ function claim(baton: Baton, params: { now: number; tasks?: string[]; queues?: s
 describe('enqueue options', () => {
   it('stores the defaults: queue default, priority 0, runAt now, 3 attempts, no timeout, no key', async () => {
     const baton = await openBaton();
-    const before = Date.now();
+    // Baton's own time (on PostgreSQL the server's clock, read through an offset measured at
+    // start): the host's Date.now() can differ from it by the measurement's error, ms under load.
+    const before = baton.store.clock.now();
     const job = await baton.enqueue(noop, { n: 1 });
-    const after = Date.now();
+    const after = baton.store.clock.now();
     expect(job).toMatchObject({ queue: 'default', task: 'noop', payload: { n: 1 }, state: 'queued', priority: 0, attempt: 0, maxAttempts: 3, timeoutMs: null, key: null });
     expect(job.runAt.getTime()).toBeGreaterThanOrEqual(before);
     expect(job.runAt.getTime()).toBeLessThanOrEqual(after);
@@ -64,9 +66,9 @@ describe('enqueue options', () => {
     await worker.start();
     let claims = 0;
     worker.on('job:claimed', () => claims++);
-    const before = Date.now();
+    const before = baton.store.clock.now(); // Baton's time, as above
     const delayed = await baton.enqueue(noop, { n: 1 }, { delay: 3_600_000 });
-    const after = Date.now();
+    const after = baton.store.clock.now();
     expect(delayed.runAt.getTime()).toBeGreaterThanOrEqual(before + 3_600_000);
     expect(delayed.runAt.getTime()).toBeLessThanOrEqual(after + 3_600_000);
     await worker.loops.fetch();
@@ -85,7 +87,7 @@ describe('enqueue options', () => {
   it('delay 0 is due at once', async () => {
     const baton = await openBaton();
     const job = await baton.enqueue(noop, { n: 1 }, { delay: 0 });
-    expect(await claim(baton, { now: Date.now() })).toHaveLength(1);
+    expect(await claim(baton, { now: baton.store.clock.now() })).toHaveLength(1);
     expect((await baton.getJob(job.id)).state).toBe('running');
   });
 
@@ -200,7 +202,7 @@ describe('claim order and claim scope', () => {
     ];
     const jobs = new Map<number, string>();
     for (const [name, options] of spec) jobs.set((await baton.enqueue(noop, { n: 0 }, options)).id, name);
-    const order = (await claim(baton, { now: Date.now(), limit: 100 })).map((j) => jobs.get(j.id));
+    const order = (await claim(baton, { now: baton.store.clock.now(), limit: 100 })).map((j) => jobs.get(j.id));
     // p0-early-b and p0-early-a tie on priority and runAt: the lower id (b, enqueued first) wins.
     expect(order).toEqual(['p-3', 'p0-early-b', 'p0-early-a', 'p0-late', 'p1', 'p5-early', 'p5-late']);
   });
@@ -211,15 +213,15 @@ describe('claim order and claim scope', () => {
     const high = await baton.enqueue(noop, { n: 2 }, { priority: -10 });
     const mid = await baton.enqueue(noop, { n: 3 }, { priority: 0 });
     const order: number[] = [];
-    for (let i = 0; i < 3; i++) order.push(...(await claim(baton, { now: Date.now(), limit: 1 })).map((j) => j.id));
+    for (let i = 0; i < 3; i++) order.push(...(await claim(baton, { now: baton.store.clock.now(), limit: 1 })).map((j) => j.id));
     expect(order).toEqual([high.id, mid.id, low.id]);
-    expect(await claim(baton, { now: Date.now() })).toEqual([]);
+    expect(await claim(baton, { now: baton.store.clock.now() })).toEqual([]);
   });
 
   it('a claim sets running, increments attempt and takes a lease with a fresh token', async () => {
     const baton = await openBaton();
     const job = await baton.enqueue(noop, { n: 1 });
-    const now = Date.now();
+    const now = baton.store.clock.now();
     const [claimed] = await claim(baton, { now, workerId: 'w-1' });
     expect(claimed).toMatchObject({ id: job.id, state: 'running', attempt: 1, leaseOwner: 'w-1' });
     expect(claimed!.leaseExpiresAt!.getTime()).toBe(now + 30_000);
@@ -233,9 +235,9 @@ describe('claim order and claim scope', () => {
     const otherInA = await baton.enqueue(other, null, { queue: 'a' });
     const def = await baton.enqueue(noop, { n: 3 });
     const ids = (jobs: { id: number }[]) => jobs.map((j) => j.id).sort((x, y) => x - y);
-    expect(ids(await claim(baton, { now: Date.now(), queues: ['a'], tasks: ['noop'] }))).toEqual([a.id]);
-    expect(ids(await claim(baton, { now: Date.now(), queues: ['a', 'b', 'default'], tasks: ['noop'] }))).toEqual([b.id, def.id]);
-    expect(ids(await claim(baton, { now: Date.now(), queues: ['a', 'b', 'default'], tasks: ['other'] }))).toEqual([otherInA.id]);
+    expect(ids(await claim(baton, { now: baton.store.clock.now(), queues: ['a'], tasks: ['noop'] }))).toEqual([a.id]);
+    expect(ids(await claim(baton, { now: baton.store.clock.now(), queues: ['a', 'b', 'default'], tasks: ['noop'] }))).toEqual([b.id, def.id]);
+    expect(ids(await claim(baton, { now: baton.store.clock.now(), queues: ['a', 'b', 'default'], tasks: ['other'] }))).toEqual([otherInA.id]);
   });
 
   it('a worker runs only tasks it registered and only from its queues', async () => {
