@@ -134,22 +134,16 @@ export class JobRun implements RunHost {
   }
 
   /**
-   * Starts the handler of a waiting run (a slot is free for it). A run whose lease has
-   * run out by the worker's clock (the process was frozen past it: another worker may
-   * already have taken the job) is not started: its lease counts as lost.
+   * Starts the handler of a waiting run (a slot is free for it); not one whose lease has
+   * run out ({@link leaseRunOut}: another worker may already have taken the job).
    * A run already aborted (a cancel, the shutdown, a lost lease: its end is on the way
    * in a microtask) is not started either, so it takes no slot it will not use.
    * @returns whether it started now (false: it had started, ended, been aborted, or its lease ran out)
    */
   start(): boolean {
-    if (this.#started || !this.#record.holding || this.#abort.reason !== undefined) return false;
-    const now = this.#deps.clock.now();
-    if (this.leaseExpiresAt <= now) {
-      this.leaseLost();
-      return false;
-    }
+    if (this.#started || !this.#record.holding || this.#abort.reason !== undefined || this.leaseRunOut()) return false;
     this.#started = true;
-    this.#startedAt = now;
+    this.#startedAt = this.#deps.clock.now();
     this.#begin?.();
     return true;
   }
@@ -196,6 +190,13 @@ export class JobRun implements RunHost {
     if (this.#started) this.logger.debug({ reason: reason.code }, 'aborting job');
     this.#abort.abort(reason);
     if (this.#started) this.#deps.events.emit('job:aborted', { job: this.job, reason });
+  }
+
+  /** True, and the lease counted lost ({@link leaseLost}), once it ran out by the worker's clock (no heartbeat renewed it: frozen, or the database away). */
+  leaseRunOut(): boolean {
+    if (this.leaseExpiresAt > this.#deps.clock.now()) return false;
+    this.leaseLost();
+    return true;
   }
 
   /** The lease was found lost (heartbeat or a refused write): stop holding, abort the handler. */
@@ -257,7 +258,7 @@ export class JobRun implements RunHost {
     const run = this;
     const { ctx, flush, dispose } = createContext({
       workflow() {
-        return (workflow ??= runWorkflow(run.#abort.signal, deps, run.#span, run.#record, () => run.#settled));
+        return (workflow ??= runWorkflow(run.#abort.signal, deps, run.#span, run.#record, () => run.#settled, () => run.leaseRunOut()));
       },
       job,
       signal() {

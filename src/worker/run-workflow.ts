@@ -9,10 +9,11 @@ import type { RunOutcome } from './run-outcome.js';
  * One run's step log, durable waits and child jobs (workflow/), wired to the store: their
  * writes go through `record.fenced` (retried through an outage as the run's other writes
  * are; a refused one ends the run as a lost lease), step reports become `job:step` events
- * and span events under `span`, and `settled` (the handler returned or threw) stops the
- * child batcher from enqueueing for a run that is over.
+ * and span events under `span`, `settled` (the handler returned or threw) stops the
+ * child batcher from enqueueing for a run that is over, and `leaseRunOut` (JobRun's) keeps
+ * a step's function from running once the lease has run out by the worker's clock.
  */
-export function runWorkflow(signal: AbortSignal, deps: ExecutorDeps, span: TraceSpan, record: RunOutcome, settled: () => boolean): { steps: StepLog; waits: Waits; children: Children } {
+export function runWorkflow(signal: AbortSignal, deps: ExecutorDeps, span: TraceSpan, record: RunOutcome, settled: () => boolean, leaseRunOut: () => boolean): { steps: StepLog; waits: Waits; children: Children } {
   const { job } = record;
   const steps = new StepLog({
     job,
@@ -27,6 +28,7 @@ export function runWorkflow(signal: AbortSignal, deps: ExecutorDeps, span: Trace
     },
     span: (step) => deps.tracing.step(job, step),
     active: () => !settled(),
+    leaseRunOut,
   });
   const waits = new Waits({
     steps,

@@ -14,7 +14,9 @@ import { parseInput } from '../validation.js';
  * ```
  * step "charge" ──stored completed──► replayed: its stored result, fn not run
  *       │
- *       └──not stored──► fn(signal) ──resolves──► result saved (fenced) ──► returned
+ *       └──not stored──► lease run out by the worker's clock? ──► LeaseLostError, fn not run
+ *                            │ no
+ *                            └──► fn(signal) ──resolves──► result saved (fenced) ──► returned
  *                            │                        └─refused: lease lost → signal aborted, LeaseLostError
  *                            └──throws──► tries left (options.maxAttempts)? backoff, run again
  *                                         else: saved `failed`, the error rethrown (the attempt fails)
@@ -65,6 +67,14 @@ export interface StepHost {
   span(step: string): TraceSpan;
   /** False once the handler returned or threw: a step called then is refused before its function runs. */
   active(): boolean;
+  /**
+   * True when the run's lease has run out by the worker's clock (the process was frozen past
+   * it, or the database away: another worker may own the job); the host has then aborted
+   * the run as lost. A step's function does not start then: its save would be refused, but
+   * its side effects could not be taken back (a run frozen mid-handler woke and ran a step
+   * the job's next run had already completed: seen in the soak, issue 34).
+   */
+  leaseRunOut(): boolean;
 }
 
 /** One step's outcome in a run: what `job:step` carries. */
@@ -187,6 +197,7 @@ export class StepLog {
     const startedAt = host.clock.now();
     const maxTries = o.maxAttempts ?? 1;
     for (let tries = 1; ; tries++) {
+      if (host.leaseRunOut()) host.signal.throwIfAborted(); // aborted with a LeaseLostError
       let value: unknown;
       try {
         value = await span.within(() => this.#try(id, fn, o.timeout));

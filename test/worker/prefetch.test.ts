@@ -124,7 +124,7 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     const baton = await openBaton();
     const { task, finish } = gatedTask();
     const [, b] = await baton.enqueueMany([{ task, payload: 0 }, { task, payload: 1 }]);
-    let now = Date.now();
+    let now = baton.store.clock.now() + 1_000; // Baton's time (PostgreSQL: the server's), a second on: the jobs are due by this clock
     const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 1, pollInterval: 60_000, leaseTtl: 600_000, clock: { now: () => now } });
     const claimed = collectEvents(worker, 'job:claimed', 2);
     await worker.start();
@@ -144,7 +144,7 @@ describe('prefetch: jobs claimed ahead of a free slot', () => {
     const baton = await openBaton();
     const { task, started, finish } = gatedTask();
     const [, b] = await baton.enqueueMany([{ task, payload: 0 }, { task, payload: 1 }]);
-    let now = Date.now();
+    let now = baton.store.clock.now() + 1_000; // Baton's time (PostgreSQL: the server's), a second on: the jobs are due by this clock
     const slow = 2_147_483_647; // no heartbeat or rescue tick during the test: the clock alone moves
     const worker = baton.worker({ tasks: [task], concurrency: 1, prefetch: 1, pollInterval: slow, leaseTtl: 600_000, heartbeatInterval: 599_999, rescueInterval: slow, clock: { now: () => now } });
     const aborted = abortedIds(worker);

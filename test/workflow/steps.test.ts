@@ -248,3 +248,41 @@ describe('ctx.step', () => {
     expect(jobView(await baton.getJob(job.id), Date.now())).toBe('completed');
   });
 });
+
+describe('a step in a run whose lease ran out (found by the soak, issue 34)', () => {
+  it('does not run its function once the lease has run out by the worker\'s clock (the process frozen past it): the run ends lease-lost, the step unstored', async () => {
+    // A run frozen mid-handler past its lease woke and ran a step the job's next run had
+    // already completed: the save was refused, but the function's effects had happened.
+    // Here the worker's clock jumps past the lease while the handler waits between steps.
+    const baton = await openBaton();
+    const ran: string[] = [];
+    let resume!: () => void;
+    const between = new Promise<void>((resolve) => (resume = resolve));
+    let paused!: () => void;
+    const atPause = new Promise<void>((resolve) => (paused = resolve));
+    const task = defineTask('frozen-between-steps', {
+      handler: async (_: null, ctx) => {
+        await ctx.step('a', () => ran.push('a'));
+        paused();
+        await between;
+        await ctx.step('b', () => ran.push('b'));
+        return 'done';
+      },
+    });
+    const job = await baton.enqueue(task, null);
+    let now = baton.store.clock.now() + 1_000; // Baton's time (PostgreSQL: the server's), a second on: the job is due by this clock
+    const slow = 2_147_483_647; // no heartbeat, rescue or poll during the test: the clock alone moves
+    const worker = baton.worker({ tasks: [task], pollInterval: slow, leaseTtl: 600_000, heartbeatInterval: 599_999, rescueInterval: slow, clock: { now: () => now } });
+    const lost = waitForEvent(worker, 'lease:lost');
+    const ended = waitForEvent(worker, 'job:aborted');
+    await worker.start();
+    await atPause;
+    now += 600_001; // past the lease, with no heartbeat in between: as a process frozen that long sees it
+    resume();
+    expect((await lost).job.id).toBe(job.id);
+    await ended;
+    expect(ran).toEqual(['a']);
+    expect((await baton.getJobSteps(job.id)).map((s) => s.name)).toEqual(['a']);
+    await worker.stop();
+  });
+});
