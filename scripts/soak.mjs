@@ -1,40 +1,52 @@
 #!/usr/bin/env node
 /**
- * `npm run soak -- --minutes N --driver postgres|sqlite [--seed S] [--faults K,…]`: runs the soak (the
- * `soak` vitest project, test/soak/fleet.soak.test.ts) for N minutes on one driver, and
- * prints its report. Exit code: vitest's (0 when no invariant was violated).
+ * `npm run soak -- --minutes N --driver postgres|sqlite [--seed S] [--faults K,…]`: runs the
+ * soak (the `soak` vitest project, test/soak/fleet.soak.test.ts) for N minutes on one
+ * driver, and prints its report. Exit code: vitest's (0 when no invariant was violated);
+ * 1 with one line for a bad option, or when the PostgreSQL soak cannot make its cluster.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
-/** The nemesis's fault kinds (test/soak/nemesis-plan.ts, FAULT_KINDS). */
+/** The nemesis's fault kinds (test/soak/nemesis-plan.ts, FAULT_KINDS); the last two need a server (PostgreSQL). */
 const KINDS = ['sigkill', 'sigterm', 'sigstop', 'net-cut', 'db-restart', 'cpu-hog'];
-const positive = (name) => (value) => {
+const SERVER_KINDS = ['net-cut', 'db-restart'];
+
+const positive = (value) => {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('--minutes must be a positive number');
   return value;
 };
+const seed = (value) => {
+  if (!/^\d+$/.test(value) || Number(value) > 2 ** 31 - 1) throw new InvalidArgumentError(`--seed must be an integer 0..${2 ** 31 - 1}`);
+  return value;
+};
+const faults = (value) => {
+  const kinds = value.split(',').map((k) => k.trim());
+  const unknown = kinds.filter((k) => !KINDS.includes(k));
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown fault kind(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the kinds are ${KINDS.join(', ')}`);
+  return kinds.join(',');
+};
 const program = new Command('npm run soak --')
-  .description('the fleet under the nemesis, checked (issue 34)')
-  .option('--minutes <n>', 'how long the traffic and the faults run', positive('--minutes'), '30')
+  .description('the fleet of four workers under the nemesis, then the checker (docs/reliability.md)')
+  .option('--minutes <n>', `how long the traffic and the faults run (faults land from 10 s until 40 s before the end)`, positive, '30')
   .addOption(new Option('--driver <driver>', 'the database').choices(['postgres', 'sqlite']).default('postgres'))
-  .option('--seed <n>', 'the nemesis plan\'s seed (default: drawn and printed)', (v) => {
-    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('--seed must be a non-negative integer');
-    return v;
-  })
-  .option('--faults <kinds>', `only these fault kinds, comma-separated: ${KINDS.join(', ')} (default: all the driver allows)`, (v) => {
-    const unknown = v.split(',').map((k) => k.trim()).filter((k) => !KINDS.includes(k));
-    if (unknown.length > 0) throw new InvalidArgumentError(`unknown fault kind(s) ${unknown.join(', ')}`);
-    return v;
-  })
+  .option('--seed <n>', "the nemesis plan's seed (default: drawn and printed; it replays the faults, not the traffic)", seed)
+  .option('--faults <kinds>', `only these fault kinds, comma-separated: ${KINDS.join(', ')} (default: all the driver allows; ${SERVER_KINDS.join(' and ')} need postgres)`, faults)
   .parse();
-const { minutes, driver, seed, faults } = program.opts();
+const options = program.opts();
+const fail = (message) => program.error(`error: ${message}`);
+const serverOnly = options.faults?.split(',').filter((k) => SERVER_KINDS.includes(k)) ?? [];
+if (options.driver === 'sqlite' && serverOnly.length > 0) fail(`--faults ${serverOnly.join(',')} needs --driver postgres (SQLite has no server to cut off or restart)`);
+if (options.driver === 'postgres' && !existsSync('/usr/bin/pg_createcluster')) fail("--driver postgres makes a throwaway cluster with Debian's pg_createcluster, which is not installed here (try --driver sqlite)");
+if (Number(options.minutes) < 1) fail(`--minutes ${options.minutes} leaves little or no time for a fault (none in the first 10 s or the last 40 s): give at least 1`);
 const env = {
   ...process.env,
-  BATON_SOAK_MINUTES: minutes,
-  BATON_SOAK_DRIVER: driver,
-  ...(seed === undefined ? {} : { BATON_SOAK_SEED: seed }),
-  ...(faults === undefined ? {} : { BATON_SOAK_FAULTS: faults }),
+  BATON_SOAK_MINUTES: options.minutes,
+  BATON_SOAK_DRIVER: options.driver,
+  ...(options.seed === undefined ? {} : { BATON_SOAK_SEED: options.seed }),
+  ...(options.faults === undefined ? {} : { BATON_SOAK_FAULTS: options.faults }),
 };
 const { status } = spawnSync('npx', ['vitest', 'run', '--project', 'soak'], { stdio: 'inherit', env });
 process.exit(status ?? 1);
