@@ -124,7 +124,8 @@ export interface Store extends WorkflowStore, CoordinationStore, QueueOpsStore {
   /**
    * Fenced: records a failed attempt (appends `error` to errors), lease cleared.
    * With `retryAt`, back to queued at that time (attempt kept) and a `retryScheduled`
-   * event appended to its timeline; with null, `failed` for good (finished_at now).
+   * event appended to its timeline — unless a cancel was requested meanwhile: then
+   * `cancelled` (finished_at now), not retried; with null, `failed` for good (finished_at now).
    * Either way the attempt's worker is kept as its last worker.
    * @returns false when the lease was lost (nothing written)
    */

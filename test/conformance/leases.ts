@@ -111,6 +111,19 @@ export function leaseTests(h: Harness): void {
       expect((await get(store, queued[2]!.id)).state).toBe('queued');
     });
 
+    it('jobFail with retryAt after a cancel was requested → cancelled, not retried, its error kept; a stale token writes nothing (found by the soak: the job ran again after its cancel)', async () => {
+      const { store } = await h.setup();
+      const job = await running(store);
+      expect((await store.jobCancel({ id: job.id, reason: 'stop', now: T0 + 5 }))!.outcome).toBe('requested');
+      expect(await store.jobFail({ id: job.id, token: job.leaseToken + 1, error: anError(1, T0 + 10), retryAt: T0 + 5000, now: T0 + 10 })).toBe(false);
+      expect(await store.jobFail({ id: job.id, token: job.leaseToken, error: anError(1, T0 + 10), retryAt: T0 + 5000, now: T0 + 10 })).toBe(true);
+      const ended = await get(store, job.id);
+      expect(ended).toMatchObject({ state: 'cancelled', attempt: 1, leaseOwner: null, cancelReason: 'stop' });
+      expect(ms(ended.finishedAt)).toBe(T0 + 10);
+      expect(ended.errors.map((e) => [e.attempt, e.message])).toEqual([[1, 'boom']]);
+      expect(await store.jobClaim({ workerId: 'w2', tasks: ['t'], queues: ['q'], limit: 10, leaseMs: 30_000, now: T0 + 6000 })).toEqual([]);
+    });
+
     it('jobFail with retryAt → queued at that time, the error appended, attempt kept; with null → failed', async () => {
       const { store } = await h.setup();
       const job = await running(store);

@@ -204,7 +204,10 @@ export async function jobFail(ctx: PgContext, { id, token, error, retryAt, now }
   // $3: run_at of the retry, or finished_at when failed for good.
   if (retryAt !== null) {
     const event = withEvent(`'type', 'retryScheduled', 'at', ${ms('$5::timestamptz')}, 'runAt', ${ms('$3::timestamptz')}, 'error', $4::jsonb ->> 'message'`);
-    return fenced(ctx, `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, timeline = ${event}, ${END_ATTEMPT}`, [...values, date(now)]);
+    // A cancel requested while the attempt was failing wins over the retry: the job ends cancelled,
+    // its error kept (a request is never withdrawn while the job runs, so the second statement sees it).
+    if (await fenced(ctx, `state = 'queued', run_at = $3::timestamptz, ${APPEND_ERROR}, timeline = ${event}, ${END_ATTEMPT}`, [...values, date(now)], 'cancel_requested_at IS NULL')) return true;
+    return fencedFinish(ctx, 'fail_cancelled', { state: "'cancelled'", finished_at: '$3', errors: 'j.errors || jsonb_build_array($4::jsonb)' }, [id, token, date(now), JSON.stringify(error)], 'j.cancel_requested_at IS NOT NULL');
   }
   return fencedFinish(ctx, 'fail', { state: "'failed'", finished_at: '$3', errors: 'j.errors || jsonb_build_array($4::jsonb)' }, values);
 }
@@ -222,17 +225,17 @@ export async function jobProgress(ctx: PgContext, { id, token, progress }: Store
 }
 
 /** One fenced write: `$1` id, `$2` token, then the SET clause's own parameters. */
-async function fenced(ctx: PgContext, set: string, values: unknown[]): Promise<boolean> {
-  const rows = await ctx.query(null, `UPDATE :schema.jobs SET ${set} WHERE id = $1 AND lease_token = $2 AND state = 'running' RETURNING id`, values);
+async function fenced(ctx: PgContext, set: string, values: unknown[], and = 'TRUE'): Promise<boolean> {
+  const rows = await ctx.query(null, `UPDATE :schema.jobs SET ${set} WHERE id = $1 AND lease_token = $2 AND state = 'running' AND ${and} RETURNING id`, values);
   return rows.length === 1;
 }
 
 /** One fenced end of a running job, moving it to `jobs_finished`: `$1` id, `$2` token, then `set`'s own parameters. */
-async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof moveJobs>[0]['set'], values: unknown[]): Promise<boolean> {
+async function fencedFinish(ctx: PgContext, name: string, set: Parameters<typeof moveJobs>[0]['set'], values: unknown[], and = 'TRUE'): Promise<boolean> {
   const rows = await ctx.query(name, `WITH ${moveJobs({
     name: 'finished',
     from: 'jobs',
-    where: "j.id = $1 AND j.lease_token = $2 AND j.state = 'running'",
+    where: `j.id = $1 AND j.lease_token = $2 AND j.state = 'running' AND ${and}`,
     set: { ...set, ...ENDED_ATTEMPT },
     returning: 'id',
   })} SELECT id FROM finished`, values);

@@ -267,11 +267,14 @@ const COMPLETE = finishedInsert(
 );
 
 export async function jobFail(ctx: SqliteContext, { id, token, error, retryAt, now }: StoreParams<'jobFail'>): Promise<boolean> {
-  const set =
-    retryAt === null
-      ? `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${END_ATTEMPT}`
-      : `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${RETRY_SCHEDULED}, ${END_ATTEMPT}`;
-  return fenced(ctx, set, { id, token, now, retryAt, error: JSON.stringify(error) });
+  const params = { id, token, now, retryAt, error: JSON.stringify(error) };
+  if (retryAt === null) return fenced(ctx, `state = 'failed', finished_at = @now, ${APPEND_ERROR}, ${END_ATTEMPT}`, params);
+  // A cancel requested while the attempt was failing wins over the retry (the request is never withdrawn while it runs).
+  return ctx.transaction(
+    () =>
+      fenced(ctx, `state = 'queued', run_at = @retryAt, ${APPEND_ERROR}, ${RETRY_SCHEDULED}, ${END_ATTEMPT}`, params, 'cancel_requested_at IS NULL') ||
+      fenced(ctx, `state = 'cancelled', finished_at = @now, ${APPEND_ERROR}, ${END_ATTEMPT}`, params, 'cancel_requested_at IS NOT NULL'),
+  );
 }
 
 export async function jobFinishCancelled(ctx: SqliteContext, { id, token, now }: StoreParams<'jobFinishCancelled'>): Promise<boolean> {
@@ -286,9 +289,9 @@ export async function jobProgress(ctx: SqliteContext, { id, token, progress }: S
   return fenced(ctx, 'progress = @progress', { id, token, progress: JSON.stringify(progress) });
 }
 
-/** One fenced write: `set` applies only while job `@id` runs under lease `@token`. */
-function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>): boolean {
-  return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running'`).run(params).changes === 1;
+/** One fenced write: `set` applies only while job `@id` runs under lease `@token` (and `and` holds). */
+function fenced(ctx: SqliteContext, set: string, params: Record<string, unknown>, and = 'TRUE'): boolean {
+  return ctx.sql(`UPDATE jobs SET ${set} WHERE id = @id AND lease_token = @token AND state = 'running' AND ${and}`).run(params).changes === 1;
 }
 
 export async function jobRelease(ctx: SqliteContext, { leases, now, runAt, cause = 'shutdown' }: StoreParams<'jobRelease'>): Promise<number[]> {
