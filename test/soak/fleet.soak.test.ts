@@ -31,7 +31,7 @@ describe.each([
   it.skipIf(Boolean(skip))(`${minutes} min under the nemesis: every invariant holds${skip ? ` (skipped: ${skip})` : ''}`, { timeout: minutes * 60_000 + 900_000 }, async () => {
     const dir = join(process.cwd(), 'test-artifacts', 'soak', `${driver}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     const result = await runSoak({ driver, minutes, seed, dir, ...(faults ? { faults } : {}), log: (line) => console.log(line) });
-    console.log(`${result.text}\ntimeline: ${result.png}`);
+    console.log(`${result.text}\nreport: ${join(dir, 'report.txt')}\ntimeline: ${result.png}`);
     expect(result.report.violations, formatReport(result.report)).toEqual([]);
     expect(result.unfinished).toBe(0);
     expect(result.report.counts.jobs).toBeGreaterThan(minutes * 60 * 20);

@@ -90,7 +90,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const startedAt = Date.now();
     const durationMs = Math.round(options.minutes * 60_000);
     const plan = planNemesis({ seed: options.seed, durationMs, driver: options.driver, leaseMs: FLEET.leaseTtl, workers: FLEET.workers, meanGapMs: 10_000, ...(options.faults ? { kinds: options.faults } : {}) });
-    log(`soak ${options.driver}: ${options.minutes} min, seed ${options.seed}, ${plan.length} faults planned ${JSON.stringify(countByKind(plan))}`);
+    log(`soak ${options.driver}: ${options.minutes} min, seed ${options.seed}, ${plan.length} fault${plan.length === 1 ? '' : 's'} planned ${JSON.stringify(countByKind(plan))}`);
 
     const traffic = new Traffic(baton, new LedgerWriter(ledgerDir, 'client'), { jobsPerSecond: options.jobsPerSecond ?? 50 });
     const stopTraffic = new AbortController();
