@@ -28,7 +28,7 @@ export interface FaultTargets {
 export type FaultEvent = Extract<LedgerEvent, { kind: 'fault' }>;
 
 /** Waits `ms`, or less when `signal` aborts (no throw). */
-const pause = (ms: number, signal?: AbortSignal) => delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
+export const pause = (ms: number, signal?: AbortSignal): Promise<unknown> => delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 
 /**
  * Injects `fault`: SIGKILL or SIGTERM the slot's process; SIGSTOP it, then SIGCONT after

@@ -4,9 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { LedgerWriter } from './ledger.js';
-import { injectFault, type FaultTargets } from './nemesis-faults.js';
+import { injectFault, pause, type FaultTargets } from './nemesis-faults.js';
 import type { PlannedFault } from './nemesis-plan.js';
 
 /**
@@ -21,7 +20,7 @@ export async function runNemesis(plan: readonly PlannedFault[], targets: FaultTa
   let injected = 0;
   for (const fault of plan) {
     const wait = startedAt + fault.at - Date.now();
-    if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
+    if (wait > 0) await pause(wait, signal);
     if (signal.aborted) break;
     const event = await injectFault(fault, targets, signal);
     if (event) {
@@ -38,7 +37,7 @@ export async function runNemesis(plan: readonly PlannedFault[], targets: FaultTa
  */
 export async function cpuHog(ms: number, signal?: AbortSignal): Promise<void> {
   const hogs = cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-  await delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
+  await pause(ms, signal);
   await Promise.all(
     hogs.map(
       (hog) =>

@@ -10,6 +10,7 @@
 import { sleep, type Baton, type EnqueueItem } from 'baton-jobs';
 import { FLEET, fleetDefinitions } from './fleet-tasks.js';
 import type { LedgerWriter } from './ledger.js';
+import { pause } from './nemesis-faults.js';
 
 /** The reason every cancel of the canceller gives: `soak-cancel <n>`. A job cancelled with it is explained even when the cancel's answer was lost. */
 export const CANCEL_REASON = /^soak-cancel \d+$/;
@@ -22,9 +23,6 @@ export interface TrafficOptions {
 /** Draws in 20: 12 short, 1 long, 2 stepped, 2 receiver, 1 parent, 2 keyed. */
 const MIX = ['short', 'short', 'short', 'short', 'short', 'short', 'short', 'short', 'short', 'short', 'short', 'short', 'long', 'stepped', 'stepped', 'receiver', 'receiver', 'parent', 'keyed', 'keyed'] as const;
 type Kind = (typeof MIX)[number];
-
-/** Waits `ms`, or less when `signal` aborts (no throw). */
-const pause = (ms: number, signal: AbortSignal) => sleep(ms, signal).catch(() => undefined);
 
 /** A job the producer made, for the canceller and the sender. */
 interface Made {

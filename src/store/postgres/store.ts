@@ -199,11 +199,11 @@ export class PostgresStore extends DriverStore<PgContext> {
     // An idle client's error (server restart, network drop) is emitted on the pool;
     // without a listener Node would crash the process.
     pool.on('error', (error) => this.#onError(error, 'pool'));
-    // A client checked out of the pool has no pool listener, and pg's Client emits 'error'
-    // for a connection that ends or a FATAL message (57P01 on a server restart) that no query
-    // awaits: unheard, the process ends (seen in the soak, issue 34, on a database restart).
+    // A client checked out of the pool (a transaction, a query) has no pool listener, and pg's
+    // Client emits 'error' whenever its connection ends or a FATAL message (57P01 on a server
+    // restart) arrives, even mid-query: unheard, the process ends (seen in the soak, issue 34).
     // Every client the pool makes keeps this listener for life; the statement the error
-    // reaches fails on its own, and the pool drops the broken client on release.
+    // reaches fails on its own, and pg-pool drops the broken client on release.
     pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
@@ -327,23 +327,17 @@ export class PostgresStore extends DriverStore<PgContext> {
 }
 
 /**
- * Runs `fn` on one connection of `pool` inside BEGIN … COMMIT; ROLLBACK when it throws.
- * While the connection is checked out, pg-pool listens for none of its errors, and pg's
- * Client emits 'error' whenever its connection ends unexpectedly (a server restart, a
- * network cut), even during a query: unheard, that event would end the process. It is
- * heard here; the statement in flight fails on its own (StoreError to the caller), and
- * the broken connection is destroyed on release rather than returned to the pool.
+ * Runs `fn` on one connection of `pool` inside BEGIN … COMMIT; ROLLBACK when it throws. A
+ * connection that ends meanwhile fails the statement in flight; its 'error' event is heard
+ * by the listener every pool client keeps (see the constructor), and pg-pool drops the
+ * broken client on release (it is no longer queryable).
  */
 async function pooledTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  let lost: Error | undefined;
-  const onError = (error: Error) => void (lost ??= error);
-  client.on('error', onError);
   try {
     return await transaction(client, fn);
   } finally {
-    client.off('error', onError);
-    client.release(lost);
+    client.release();
   }
 }
 
