@@ -1,7 +1,7 @@
 import { ShutdownError } from '../errors.js';
 import type { StopSummary } from './events.js';
 import type { JobRun } from './executor.js';
-import { persist } from './persist.js';
+import { persist, settlesBy } from './persist.js';
 import type { WorkerState } from './state.js';
 
 /**
@@ -20,7 +20,8 @@ export const RELEASE_BUDGET_MS = 2000;
  * running jobs finish up to `drainTimeout`; 3. abort the
  * rest with ShutdownError and give them `abortGrace`; 4. release every job still
  * held in one `jobRelease`: queued, runAt kept (due at once, in its place in line),
- * attempt not counted, checkpoint kept.
+ * attempt not counted, checkpoint kept; then, once `claimsEnded` (the fetch loop's
+ * claims in flight) settles, by the stop deadline at most, release the jobs those took.
  * When `fast` resolves (a second signal) it skips to step 4 at once. `summary` is
  * counting since the stop began ({@link countOutcomes}); it is completed and returned.
  *
@@ -34,7 +35,7 @@ export const RELEASE_BUDGET_MS = 2000;
  * `unreleased` and logged in one line. It resolves once no write about a job is
  * pending, so the store can be closed safely right after.
  */
-export async function shutdown(state: WorkerState, fast: Promise<void>, startedAt: number, summary: StopSummary): Promise<StopSummary> {
+export async function shutdown(state: WorkerState, fast: Promise<void>, claimsEnded: Promise<unknown>, startedAt: number, summary: StopSummary): Promise<StopSummary> {
   const { options, clock } = state;
   state.stopping = true;
   state.stopDeadline = Math.min(state.stopDeadline, stopDeadline(state, startedAt));
@@ -55,31 +56,21 @@ export async function shutdown(state: WorkerState, fast: Promise<void>, startedA
     await waitForRuns(state.runs, options.abortGrace, skip);
   }
   // With the runs of a claim that landed after the snapshot (one the stop did not wait for: a store that could not answer).
-  const every = [...new Set([...all, ...state.runs])];
-  const left: JobRun[] = every.filter((run) => run.holding);
-  for (const run of left) run.abort(new ShutdownError());
-  const leases = left.filter((run) => run.relinquish()).map((run) => ({ id: run.job.id, token: run.job.leaseToken }));
+  const every = new Set([...all, ...state.runs]);
   const unreleased = new Set<number>();
-  if (leases.length > 0) {
-    try {
-      const released = new Set(
-        await persist(() => state.store.jobRelease({ leases, now: clock.now() }), { deadline: () => state.stopDeadline, clock, logger: () => state.logger, op: 'jobRelease' }),
-      );
-      for (const run of left) {
-        run.handedBack(released.has(run.job.id));
-        if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
-      }
-    } catch (error) {
-      state.logger.error({ err: error, jobs: leases.map((l) => l.id) }, 'releasing jobs at shutdown failed');
-      for (const lease of leases) unreleased.add(lease.id);
-      for (const run of left) run.handedBack(false);
-    }
-  }
+  await handBack(state, [...every], unreleased);
+  // A claim still in flight (stop() waits for it until the drain's end at most) can land
+  // after that release: its jobs wait, never started, under this worker's lease. Hand
+  // them back too, or they would sit `running` until the lease ran out.
+  await settlesBy(claimsEnded, state.stopDeadline, clock);
+  const late = [...state.runs].filter((run) => !every.has(run));
+  for (const run of late) every.add(run);
+  await handBack(state, late, unreleased);
   // Outcome writes still retrying give up by the stop deadline (see executor.ts).
   await waitForRuns(every, Math.max(0, state.stopDeadline - clock.now()), new Promise(() => undefined));
   for (const run of every) if (run.stranded || !run.writesSettled) unreleased.add(run.job.id);
   summary.unreleased = [...unreleased].sort((a, b) => a - b);
-  summary.abandoned = every.filter((run) => !run.settled).length;
+  summary.abandoned = [...every].filter((run) => !run.settled).length;
   if (summary.unreleased.length > 0) {
     state.logger.warn(
       { unreleased: summary.unreleased, leaseTtl: options.leaseTtl },
@@ -113,6 +104,31 @@ export function countOutcomes(state: WorkerState): { summary: StopSummary; off: 
  */
 export function stopDeadline(state: WorkerState, startedAt: number): number {
   return startedAt + state.options.drainTimeout + state.options.abortGrace + RELEASE_BUDGET_MS;
+}
+
+/**
+ * Aborts the runs still holding their lease (ShutdownError) and releases them in one
+ * `jobRelease` (emitting job:released for each released); adds to `unreleased` the jobs
+ * whose release gave up by the stop deadline.
+ */
+async function handBack(state: WorkerState, runs: JobRun[], unreleased: Set<number>): Promise<void> {
+  const left = runs.filter((run) => run.holding);
+  for (const run of left) run.abort(new ShutdownError());
+  const leases = left.filter((run) => run.relinquish()).map((run) => ({ id: run.job.id, token: run.job.leaseToken }));
+  if (leases.length === 0) return;
+  try {
+    const released = new Set(
+      await persist(() => state.store.jobRelease({ leases, now: state.clock.now() }), { deadline: () => state.stopDeadline, clock: state.clock, logger: () => state.logger, op: 'jobRelease' }),
+    );
+    for (const run of left) {
+      run.handedBack(released.has(run.job.id));
+      if (released.has(run.job.id)) state.events.emit('job:released', { job: run.job, ...(run.settled ? {} : { abandoned: true }) });
+    }
+  } catch (error) {
+    state.logger.error({ err: error, jobs: leases.map((l) => l.id) }, 'releasing jobs at shutdown failed');
+    for (const lease of leases) unreleased.add(lease.id);
+    for (const run of left) run.handedBack(false);
+  }
 }
 
 /** Resolves when every run's `done` resolved, `ms` passed, or `skip` resolved. */

@@ -128,7 +128,7 @@ export class Worker {
         // A completion waits for the claim its freed slot causes, and is written with it,
         // unless that claim would queue behind one in flight: then it is written beside it.
         completer: new Completer(deps.store, clock, logger, () => {
-          if (this.#state.stopping) return false;
+          if (this.#state.stopping || !this.#claiming) return false;
           this.#wake();
           return this.#fetch.takesCompletions();
         }),
@@ -201,9 +201,9 @@ export class Worker {
   }
 
   #wakeScheduled = false;
-  /** Claims soon: on the next turn, so slots freed in one batch are filled by one claim. */
+  /** Claims soon (next turn: slots freed in one batch fill one claim); only once started, not from a hand-driven loop's pass. */
   readonly #wake = () => {
-    if (this.#wakeScheduled) return;
+    if (this.#wakeScheduled || !this.#claiming) return;
     this.#wakeScheduled = true;
     setImmediate(() => {
       this.#wakeScheduled = false;
@@ -335,14 +335,15 @@ export class Worker {
     // The loops stop together. A pass still in flight (a claim, a rescue, a tick) is waited
     // for until the drain's end at most: on a store that cannot answer (another process
     // holding SQLite's write lock) it could take the store's whole lock budget.
-    const loopsStopped = Promise.all([this.#scheduler?.stop(), this.#fetch.stop(), this.#rescuer.stop(), this.#vacuum.stop()]);
+    const claimsEnded = this.#fetch.stop();
+    const loopsStopped = Promise.all([this.#scheduler?.stop(), claimsEnded, this.#rescuer.stop(), this.#vacuum.stop()]);
     await Promise.race([settlesBy(loopsStopped, startedAt + this.options.drainTimeout, state.clock), this.#skipped]);
     // No claim will take the completions still to come: the completer writes them itself.
     state.executor.completer.detach();
     this.#wakeTimer.stop();
     let summary: StopSummary;
     try {
-      summary = await shutdown(state, this.#skipped, startedAt, outcomes.summary);
+      summary = await shutdown(state, this.#skipped, claimsEnded, startedAt, outcomes.summary);
     } catch (error) {
       state.logger.error({ err: error }, 'releasing jobs at shutdown failed; their leases will expire and they will be rescued');
       const left = [...state.runs];

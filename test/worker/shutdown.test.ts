@@ -396,6 +396,32 @@ describe('stop() around start() (a signal during start-up)', () => {
     expect(await baton.getJob(b.id)).toMatchObject({ state: 'queued', attempt: 0 });
   });
 
+  // Fails without the second hand-back in shutdown(): B's claim lands after the stop
+  // released what it held, and B stays `running` under a lease no one renews.
+  it('a claim that lands after the stop released its jobs is handed back too (drainTimeout 0: the stop does not wait for it)', async () => {
+    const baton = await openBaton();
+    let finishA!: () => void;
+    const aEnds = new Promise<void>((resolve) => (finishA = resolve));
+    // A ignores its signal: it outlives abortGrace, so the stop's own release hands it back.
+    const gated = defineTask('gated', { handler: async (n: number) => (n === 0 ? aEnds.then(() => n) : n) });
+    const a = await baton.enqueue(gated, 0);
+    const worker = baton.worker({ tasks: [gated], concurrency: 2, pollInterval: 60_000, drainTimeout: 0, abortGrace: 0 });
+    const aStarted = waitForEvent(worker, 'job:started', (e) => e.job.id === a.id);
+    await worker.start();
+    await aStarted;
+    const { inFlight, letGo } = holdNextClaim(baton);
+    const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
+    await inFlight;
+    const aReleased = waitForEvent(worker, 'job:released', (e) => e.job.id === a.id);
+    const stopping = worker.stop();
+    await aReleased; // the stop released what it held; B's claim is still in flight
+    letGo();
+    expect(await stopping).toEqual({ finished: 0, released: 2, abandoned: 1, unreleased: [] });
+    expect(await baton.getJob(b.id)).toMatchObject({ state: 'queued', attempt: 0 });
+    expect(await baton.getJob(a.id)).toMatchObject({ state: 'queued', attempt: 0 });
+    finishA();
+  });
+
   it('a worker stopped before start() never starts: start() resolves without claiming', async () => {
     const { baton, job, worker, events } = await unstartedWorker();
     await worker.stop();
