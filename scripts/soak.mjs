@@ -13,9 +13,10 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 const KINDS = ['sigkill', 'sigterm', 'sigstop', 'net-cut', 'db-restart', 'cpu-hog'];
 const SERVER_KINDS = ['net-cut', 'db-restart'];
 
-const positive = (value) => {
+/** At least 2: no fault lands in the first 10 s or the last 40 s, and a freeze or a cut lasts 15–30 s. */
+const minutes = (value) => {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('--minutes must be a positive number');
+  if (!Number.isFinite(n) || n < 2) throw new InvalidArgumentError('--minutes must be a number, at least 2 (no fault lands in the first 10 s or the last 40 s; a freeze or a cut lasts 15–30 s)');
   return value;
 };
 const seed = (value) => {
@@ -30,7 +31,7 @@ const faults = (value) => {
 };
 const program = new Command('npm run soak --')
   .description('the fleet of four workers under the nemesis, then the checker (docs/reliability.md)')
-  .option('--minutes <n>', `how long the traffic and the faults run (faults land from 10 s until 40 s before the end)`, positive, '30')
+  .option('--minutes <n>', `how long the traffic and the faults run (faults land from 10 s until 40 s before the end)`, minutes, '30')
   .addOption(new Option('--driver <driver>', 'the database').choices(['postgres', 'sqlite']).default('postgres'))
   .option('--seed <n>', "the nemesis plan's seed (default: drawn and printed; it replays the faults, not the traffic)", seed)
   .option('--faults <kinds>', `only these fault kinds, comma-separated: ${KINDS.join(', ')} (default: all the driver allows; ${SERVER_KINDS.join(' and ')} need postgres)`, faults)
@@ -40,7 +41,6 @@ const fail = (message) => program.error(`error: ${message}`);
 const serverOnly = options.faults?.split(',').filter((k) => SERVER_KINDS.includes(k)) ?? [];
 if (options.driver === 'sqlite' && serverOnly.length > 0) fail(`--faults ${serverOnly.join(',')} needs --driver postgres (SQLite has no server to cut off or restart)`);
 if (options.driver === 'postgres' && !existsSync('/usr/bin/pg_createcluster')) fail("--driver postgres makes a throwaway cluster with Debian's pg_createcluster, which is not installed here (try --driver sqlite)");
-if (Number(options.minutes) < 1) fail(`--minutes ${options.minutes} leaves little or no time for a fault (none in the first 10 s or the last 40 s): give at least 1`);
 const env = {
   ...process.env,
   BATON_SOAK_MINUTES: options.minutes,

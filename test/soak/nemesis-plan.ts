@@ -81,14 +81,19 @@ export function planNemesis(options: NemesisOptions): PlannedFault[] {
   const between = (min: number, max: number) => Math.round(min + random() * (max - min));
   const plan: PlannedFault[] = [];
   const lastEnd = durationMs - quietEnd;
-  for (let at = options.quietStartMs ?? 10_000; ; ) {
+  const shortest = Math.min(...kinds.map((k) => (k === 'sigstop' || k === 'net-cut' ? 1.5 * leaseMs : k === 'cpu-hog' ? hogMin : 0)));
+  // A fault that would end after `lastEnd` is drawn again (a shorter one may fit), at most
+  // 100 times in one place: a short soak still gets the faults that fit in it.
+  for (let at = options.quietStartMs ?? 10_000, draws = 0; at + shortest <= lastEnd && draws < 100; draws++) {
     const kind = kinds[Math.floor(random() * kinds.length)]!;
     const target = kind === 'db-restart' || kind === 'cpu-hog' ? null : Math.floor(random() * workers);
     const duration = kind === 'sigstop' || kind === 'net-cut' ? between(1.5 * leaseMs, 3 * leaseMs) : kind === 'cpu-hog' ? between(hogMin, hogMax) : 0;
-    if (at + duration > lastEnd) return plan;
+    if (at + duration > lastEnd) continue;
     plan.push({ at, kind, target, durationMs: duration });
     at += duration + Math.max(minGap, Math.round(-Math.log(1 - random()) * meanGap));
+    draws = -1;
   }
+  return plan;
 }
 
 /** How many faults of each kind a plan holds (every kind present, 0 when none). */

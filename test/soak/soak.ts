@@ -90,6 +90,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const startedAt = Date.now();
     const durationMs = Math.round(options.minutes * 60_000);
     const plan = planNemesis({ seed: options.seed, durationMs, driver: options.driver, leaseMs: FLEET.leaseTtl, workers: FLEET.workers, meanGapMs: 10_000, ...(options.faults ? { kinds: options.faults } : {}) });
+    if (plan.length === 0) throw new RangeError(`the nemesis plan for ${options.minutes} min (seed ${options.seed}) holds no fault: no fault lands in the first 10 s or the last ${(4 * FLEET.leaseTtl) / 1000} s; give more minutes`);
     log(`soak ${options.driver}: ${options.minutes} min, seed ${options.seed}, ${plan.length} fault${plan.length === 1 ? '' : 's'} planned ${JSON.stringify(countByKind(plan))}`);
 
     const traffic = new Traffic(baton, new LedgerWriter(ledgerDir, 'client'), { jobsPerSecond: options.jobsPerSecond ?? 50 });

@@ -87,14 +87,43 @@ export async function whenUnlocked<T>(attempt: () => Promise<T>, budgetMs: numbe
 }
 
 /**
+ * Ms that store operations may run back to back within one turn of the event loop
+ * before the next one first lets the loop turn (setImmediate, then the timers). A
+ * better-sqlite3 statement answers synchronously, so a caller awaiting one operation
+ * after another (a loop of `enqueue`s) never leaves the microtask queue: without this,
+ * the timers of the process — a worker's heartbeat, claims, cancel poll — would not run
+ * until the loop ended, and its leases would run out.
+ */
+export const MAX_TURN_MS = 10;
+
+/** When the current run of operations within one event-loop turn began (performance.now()), or -1 when none ran this turn. */
+let turnStartedAt = -1;
+
+/** Resolves at once, or after a turn of the event loop when operations have run for {@link MAX_TURN_MS} within this one. */
+function turnIfLong(): Promise<void> | undefined {
+  const now = performance.now();
+  if (turnStartedAt < 0) {
+    turnStartedAt = now;
+    setImmediate(() => (turnStartedAt = -1)); // the turn ended
+    return undefined;
+  }
+  return now - turnStartedAt < MAX_TURN_MS ? undefined : new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * The SQLite driver's operations, each retried by {@link whenUnlocked} for up to the
- * context's `busyTimeoutMs`, long waits reported to its `onLockWait`.
+ * context's `busyTimeoutMs`, long waits reported to its `onLockWait`; each first lets
+ * the event loop turn when operations have kept it for {@link MAX_TURN_MS}.
  */
 export function retryWhileBusy(operations: Operations<SqliteContext>): Operations<SqliteContext> {
   const retrying: Record<string, unknown> = {};
   for (const [name, operation] of Object.entries(operations) as Array<[string, (context: SqliteContext, params: unknown) => Promise<unknown>]>) {
     const report = (context: SqliteContext) => (context.onLockWait ? { op: name, to: context.onLockWait } : undefined);
-    retrying[name] = (context: SqliteContext, params: unknown) => whenUnlocked(async () => operation(context, params), context.busyTimeoutMs, report(context));
+    const run = (context: SqliteContext, params: unknown) => whenUnlocked(async () => operation(context, params), context.busyTimeoutMs, report(context));
+    retrying[name] = (context: SqliteContext, params: unknown) => {
+      const turn = turnIfLong();
+      return turn ? turn.then(() => run(context, params)) : run(context, params);
+    };
   }
   return retrying as Operations<SqliteContext>;
 }
