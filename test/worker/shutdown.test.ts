@@ -65,6 +65,26 @@ function holdNextClaim(baton: Baton): { inFlight: Promise<void>; letGo: () => vo
 }
 
 const indexOf = (child: ChildHandle, match: (m: { type: string; name?: string; jobId?: number }) => boolean) => child.messages.findIndex(match);
+/**
+ * Job A running (held until `finishA()`, deaf to its signal) on a worker of two slots
+ * (plus `options`), and the claim that takes job B committed in the database but held
+ * until `letGo()` ({@link holdNextClaim}).
+ */
+async function claimInFlightBesideA(options: { drainTimeout?: number; abortGrace?: number }) {
+  const baton = await openBaton();
+  let finish!: () => void;
+  const gated = defineTask('gated', { handler: (n: number) => (n === 0 ? new Promise<number>((resolve) => (finish = () => resolve(n))) : n) });
+  const a = await baton.enqueue(gated, 0);
+  const worker = baton.worker({ tasks: [gated], concurrency: 2, pollInterval: 60_000, ...options });
+  const aStarted = waitForEvent(worker, 'job:started', (e) => e.job.id === a.id);
+  await worker.start();
+  await aStarted;
+  const { inFlight, letGo } = holdNextClaim(baton);
+  const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
+  await inFlight;
+  return { baton, worker, a, b, finishA: () => finish(), letGo };
+}
+
 const eventAt = (child: ChildHandle, name: string, jobId?: number) =>
   indexOf(child, (m) => m.type === 'event' && m.name === name && (jobId === undefined || m.jobId === jobId));
 
@@ -375,18 +395,7 @@ describe('stop() around start() (a signal during start-up)', () => {
   });
 
   it('the summary counts from the moment stop() begins: a job that ends while the stop waits for a claim in flight is counted as finished', async () => {
-    const baton = await openBaton();
-    let finishA!: () => void;
-    const gated = defineTask('gated', { handler: (n: number) => (n === 0 ? new Promise<number>((resolve) => (finishA = () => resolve(n))) : n) });
-    const a = await baton.enqueue(gated, 0);
-    const worker = baton.worker({ tasks: [gated], concurrency: 2, pollInterval: 60_000 });
-    const aStarted = waitForEvent(worker, 'job:started', (e) => e.job.id === a.id);
-    await worker.start();
-    await aStarted;
-    // The next claim commits in the database, then waits here until the test lets it go.
-    const { inFlight, letGo } = holdNextClaim(baton);
-    const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
-    await inFlight;
+    const { baton, worker, a, b, finishA, letGo } = await claimInFlightBesideA({});
     const stopping = worker.stop();
     const aDone = waitForEvent(worker, 'job:completed', (e) => e.job.id === a.id);
     finishA();
@@ -399,19 +408,8 @@ describe('stop() around start() (a signal during start-up)', () => {
   // Fails without the second hand-back in shutdown(): B's claim lands after the stop
   // released what it held, and B stays `running` under a lease no one renews.
   it('a claim that lands after the stop released its jobs is handed back too (drainTimeout 0: the stop does not wait for it)', async () => {
-    const baton = await openBaton();
-    let finishA!: () => void;
-    const aEnds = new Promise<void>((resolve) => (finishA = resolve));
     // A ignores its signal: it outlives abortGrace, so the stop's own release hands it back.
-    const gated = defineTask('gated', { handler: async (n: number) => (n === 0 ? aEnds.then(() => n) : n) });
-    const a = await baton.enqueue(gated, 0);
-    const worker = baton.worker({ tasks: [gated], concurrency: 2, pollInterval: 60_000, drainTimeout: 0, abortGrace: 0 });
-    const aStarted = waitForEvent(worker, 'job:started', (e) => e.job.id === a.id);
-    await worker.start();
-    await aStarted;
-    const { inFlight, letGo } = holdNextClaim(baton);
-    const b = await baton.enqueue(gated, 1); // wakes the worker: the claim that takes B is held
-    await inFlight;
+    const { baton, worker, a, b, finishA, letGo } = await claimInFlightBesideA({ drainTimeout: 0, abortGrace: 0 });
     const aReleased = waitForEvent(worker, 'job:released', (e) => e.job.id === a.id);
     const stopping = worker.stop();
     await aReleased; // the stop released what it held; B's claim is still in flight
