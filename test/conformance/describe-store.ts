@@ -28,7 +28,7 @@ export type { StoreFactory } from './harness.js';
  *
  * Parts, by concern: jobs.ts (insert, claim), job-admin.ts (cancel, retry, reads,
  * queue figures), leases.ts (fenced writes, heartbeat, rescue, release, named
- * leases), follow-ups.ts (follow-up jobs written with a completion), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock,
+ * leases), follow-ups.ts (follow-up jobs written with a completion), schedules-services.ts, retention.ts (deleting finished jobs), workers.ts (migrate, schemaCheck, worker registry, clock, the event loop between calls,
  * change notifications, close), queue-ops.ts (paused queues, delete, bulk retry, cancel, purge),
  * table-health.ts (dead rows, vacuum), flow.ts (queue concurrency limits), keys.ts (concurrency keys), rates.ts (rate limits),
  * queue-declarations.ts (settings declared in code and their overrides),
